@@ -1,0 +1,284 @@
+"""``cutlass-splitk bench``: our op against torch.matmul, the eager chain and torch.compile,
+with the bandwidth/compute floor of each shape. A script, not a test.
+
+Timing: ``triton.testing.do_bench`` (L2 flushed before every run, median) when Triton is
+installed, else CUDA events around each run after writing a 256 MiB buffer to flush L2.
+Both ceilings (device-to-device copy bandwidth, f16 8192^3 matmul rate) are measured at start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+
+@dataclass
+class Shape:
+    name: str
+    m: int
+    n: int
+    k: int
+    view: Optional[List[int]] = None
+
+
+@dataclass
+class Row:
+    shape: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    floor_us: float
+    ours_us: float
+    choice: str
+    matmul_us: float
+    eager_us: float
+    compile_us: Optional[float]
+    best_us: Optional[float] = None
+    best_choice: str = ""
+    extra: Dict[str, float] = field(default_factory=dict)
+
+
+def load_shapes(path: Path) -> List[Shape]:
+    import yaml
+
+    doc = yaml.safe_load(Path(path).read_text())
+    return [Shape(s["name"], int(s["m"]), int(s["n"]), int(s["k"]), s.get("view")) for s in doc["shapes"]]
+
+
+def timer() -> Callable[[Callable[[], object]], float]:
+    """Returns f -> median microseconds."""
+    import torch
+
+    try:
+        from triton.testing import do_bench
+
+        return lambda fn: float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
+    except ImportError:
+        flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+
+        def bench(fn: Callable[[], object]) -> float:
+            for _ in range(5):
+                fn()
+            times = []
+            for _ in range(50):
+                flush.zero_()
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                fn()
+                e.record()
+                e.synchronize()
+                times.append(s.elapsed_time(e) * 1e3)
+            return statistics.median(times)
+
+        return bench
+
+
+def ceilings(bench) -> Dict[str, float]:
+    import torch
+
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    us = bench(lambda: dst.copy_(src))
+    bw = 2 * src.numel() / (us * 1e-6)
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
+    us = bench(lambda: a @ a)
+    flops = 2 * 8192 ** 3 / (us * 1e-6)
+    del src, dst, a
+    return {"copy_bytes_per_s": bw, "matmul_flops_per_s": flops}
+
+
+def chain_fn(op, a, b, kw) -> Callable[[], object]:
+    """The same chain in eager torch: addmm/matmul, activation, E op, permute + contiguous."""
+    import torch
+
+    from .runtime.library import reference_activation, reference_permute
+    from .spec import BiasMode, EOp
+
+    ep = op.spec.epilogue
+
+    def chain(a, b, bias=None, c=None, e=None, alpha=1.0, beta=0.0):
+        if bias is not None and ep.bias is BiasMode.PER_COL and alpha == 1.0 and beta == 0.0:
+            v = torch.addmm(bias, a, b)
+        else:
+            v = torch.matmul(a, b)
+            if alpha != 1.0:
+                v = v * alpha
+            if beta != 0.0:
+                v = v + beta * c
+            if bias is not None:
+                v = v + (bias if ep.bias is BiasMode.PER_COL else bias[:, None])
+        v = reference_activation(v, ep.activation, ep.leaky_slope)
+        if ep.e_op is EOp.ADD:
+            v = v + e
+        elif ep.e_op is EOp.MUL:
+            v = v * e
+        return reference_permute(v, ep.permute, kw.get("view"))
+
+    args = {k: v for k, v in kw.items() if k != "view"}
+    return chain, args
+
+
+def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile: bool,
+             max_autotune: bool, sweep: bool, out=sys.stderr) -> List[Row]:
+    import torch
+
+    from .spec import BiasMode, EOp, Permute
+
+    bench = timer()
+    op = getattr(lib, op_name)
+    rows = []
+    ceil = getattr(lib, "_bench_ceilings", None)
+    if ceil is None:
+        ceil = ceilings(bench)
+        lib._bench_ceilings = ceil
+    for i, s in enumerate(shapes):
+        print(f"[{i + 1}/{len(shapes)}] {op_name} {s.name} ({s.m}x{s.n}x{s.k})", file=out, flush=True)
+        ep = op.spec.epilogue
+        a = torch.randn(s.m, s.k, device="cuda", dtype=op.dtype)
+        b = torch.randn(s.n, s.k, device="cuda", dtype=op.dtype).t()
+        kw = {}
+        if ep.bias is not BiasMode.NONE:
+            kw["bias"] = torch.randn(s.n if ep.bias is BiasMode.PER_COL else s.m, device="cuda", dtype=op.dtype)
+        if ep.e_op is not EOp.NONE:
+            kw["e"] = torch.randn(s.m, s.n, device="cuda", dtype=op.dtype)
+        if ep.permute is Permute.HEAD_SPLIT:
+            kw["view"] = tuple(s.view)
+        elif ep.permute is Permute.QKV_SPLIT:
+            bsz, seq, h, d = s.view
+            kw["view"] = (bsz, seq, 3, h // 3 if h % 3 == 0 else h, d) if h % 3 == 0 else None
+            if kw["view"] is None:
+                continue
+        out_t = op(a, b, **kw)
+        choice = op.library.explain(op_name, s.m, s.n, s.k, top=1).splitlines()[1].strip().lstrip("->").strip()
+        ours = bench(lambda: op(a, b, out=out_t, **kw))
+        mm = bench(lambda: torch.matmul(a, b))
+        chain, args = chain_fn(op, a, b, kw)
+        eager = bench(lambda: chain(a, b, **args))
+        comp = None
+        if use_compile:
+            mode = "max-autotune-no-cudagraphs" if max_autotune else None
+            compiled = torch.compile(chain, mode=mode, dynamic=False)
+            compiled(a, b, **args)
+            comp = bench(lambda: compiled(a, b, **args))
+        flops = 2.0 * s.m * s.n * s.k
+        nbytes = 2.0 * (s.m * s.k + s.k * s.n + s.m * s.n * (2 if "e" in kw else 1)
+                        + (kw["bias"].numel() if "bias" in kw else 0))
+        floor = max(flops / ceil["matmul_flops_per_s"], nbytes / ceil["copy_bytes_per_s"]) * 1e6
+        row = Row(s.name, dtype, s.m, s.n, s.k, floor, ours, choice, mm, eager, comp)
+        if sweep:
+            best = None
+            for v in op.spec.variants:
+                for split in v.splits:
+                    try:
+                        t = bench(lambda: op(a, b, out=out_t, split_k=split, variant=v.name, **kw))
+                    except ValueError:
+                        continue
+                    row.extra[f"{v.name}/split{split}"] = t
+                    if best is None or t < best[0]:
+                        best = (t, f"{v.name} split={split}")
+            if best:
+                row.best_us, row.best_choice = best
+        rows.append(row)
+    return rows
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    head = (f"{'shape':<20} {'dt':<4} {'floor':>7} {'ours':>7} {'TFLOP/s':>7} {'GB/s':>6} "
+            f"{'matmul':>7} {'eager':>7} {'compile':>7} {'x floor':>7} {'vs mm':>6} {'vs eager':>8} "
+            f"{'vs comp':>7} {'best':>7} {'heur/best':>9}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        tflops = 2.0 * r.m * r.n * r.k / (r.ours_us * 1e-6) / 1e12
+        gbs = 2.0 * (r.m * r.k + r.k * r.n + r.m * r.n) / (r.ours_us * 1e-6) / 1e9
+        comp = f"{r.compile_us:7.1f}" if r.compile_us else "      -"
+        vs_comp = f"{r.compile_us / r.ours_us:7.2f}" if r.compile_us else "      -"
+        best = f"{r.best_us:7.1f}" if r.best_us else "      -"
+        hb = f"{r.ours_us / r.best_us:9.2f}" if r.best_us else "        -"
+        lines.append(f"{r.shape:<20} {r.dtype:<4} {r.floor_us:7.1f} {r.ours_us:7.1f} {tflops:7.1f} {gbs:6.0f} "
+                     f"{r.matmul_us:7.1f} {r.eager_us:7.1f} {comp} {r.ours_us / r.floor_us:7.2f} "
+                     f"{r.matmul_us / r.ours_us:6.2f} {r.eager_us / r.ours_us:8.2f} {vs_comp} {best} {hb}")
+    lines.append("ratios: 'vs X' = X time / ours (>1: we are faster); 'x floor' = ours / floor; "
+                 "heur/best = dispatcher's pick / best swept candidate")
+    return "\n".join(lines)
+
+
+def plot(rows: Sequence[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r.shape}\n{r.dtype}" for r in rows]
+    series = {
+        "torch.matmul / ours": [r.matmul_us / r.ours_us for r in rows],
+        "eager chain / ours": [r.eager_us / r.ours_us for r in rows],
+        "torch.compile chain / ours": [(r.compile_us or 0) / r.ours_us for r in rows],
+        "floor / ours": [r.floor_us / r.ours_us for r in rows],
+    }
+    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.9), 4.5))
+    width = 0.8 / len(series)
+    for i, (name, vals) in enumerate(series.items()):
+        ax.bar([x + i * width for x in range(len(rows))], vals, width, label=name)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylabel("speed-up of cutlass-splitk (>1 = faster)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import torch
+
+    from .runtime import load
+
+    if not torch.cuda.is_available():
+        print("error: bench needs a CUDA GPU", file=sys.stderr)
+        return 1
+    lib = load(args.dir)
+    if args.shape:
+        shapes = []
+        for text in args.shape:
+            parts = [int(x) for x in text.split(",")]
+            shapes.append(Shape(f"{parts[0]}x{parts[1]}x{parts[2]}", *parts[:3],
+                                view=[1, parts[0], parts[1] // 128, 128]))
+    else:
+        shapes = load_shapes(Path(args.shapes))
+    rows: List[Row] = []
+    for dtype in args.dtype:
+        rows += bench_op(lib, args.op.format(dtype=dtype), shapes, dtype, not args.no_compile,
+                         args.max_autotune, args.sweep)
+    p = torch.cuda.get_device_properties(0)
+    header = (f"device: {p.name}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
+              f"ceilings: copy {lib._bench_ceilings['copy_bytes_per_s'] / 1e12:.2f} TB/s, "
+              f"f16 matmul {lib._bench_ceilings['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s")
+    print(header)
+    print(format_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"header": header, "ceilings": lib._bench_ceilings,
+                                               "rows": [asdict(r) for r in rows]}, indent=1))
+    if args.plot:
+        plot(rows, Path(args.plot))
+    return 0
+
+
+def add_parser(sub) -> None:
+    b = sub.add_parser("bench", help="time an op against torch.matmul, the eager chain and torch.compile")
+    b.add_argument("dir", help="a built directory")
+    b.add_argument("--op", required=True, help="op name; '{dtype}' is replaced by each --dtype")
+    b.add_argument("--shapes", default="benchmarks/bench_shapes.yaml", help="shape file (YAML with 'shapes:')")
+    b.add_argument("--shape", action="append", help="M,N,K (repeatable; overrides --shapes)")
+    b.add_argument("--dtype", nargs="+", default=["f16"])
+    b.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    b.add_argument("--max-autotune", action="store_true", help="torch.compile mode max-autotune-no-cudagraphs")
+    b.add_argument("--sweep", action="store_true", help="also time every (variant, split) and report the best")
+    b.add_argument("--json", help="write the results as JSON")
+    b.add_argument("--plot", help="save a plot (needs matplotlib)")
+    b.set_defaults(fn=_cmd_bench)

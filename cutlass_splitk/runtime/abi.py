@@ -1,0 +1,107 @@
+"""ctypes mirror of ``templates/cks_abi.h`` and the binding of one generated library."""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict
+
+ABI_VERSION = 1
+
+STATUS_NAMES = {
+    0: "ok",
+    1: "invalid problem",
+    2: "workspace",
+    3: "ABI mismatch",
+    4: "CUDA error",
+    5: "internal error",
+}
+STATUS_INVALID_PROBLEM = 1
+STATUS_CUDA = 4
+
+
+class CksArgs(ctypes.Structure):
+    _fields_ = [
+        ("abi_version", ctypes.c_int32),
+        ("m", ctypes.c_int32),
+        ("n", ctypes.c_int32),
+        ("k", ctypes.c_int32),
+        ("split_k", ctypes.c_int32),
+        ("permute_s", ctypes.c_int32),
+        ("permute_h", ctypes.c_int32),
+        ("device", ctypes.c_int32),
+        ("a", ctypes.c_void_p),
+        ("lda", ctypes.c_int64),
+        ("b", ctypes.c_void_p),
+        ("ldb", ctypes.c_int64),
+        ("c", ctypes.c_void_p),
+        ("ldc", ctypes.c_int64),
+        ("bias", ctypes.c_void_p),
+        ("e", ctypes.c_void_p),
+        ("lde", ctypes.c_int64),
+        ("d", ctypes.c_void_p),
+        ("ldd", ctypes.c_int64),
+        ("alpha", ctypes.c_float),
+        ("beta", ctypes.c_float),
+        ("act_arg", ctypes.c_float),
+        ("reserved1", ctypes.c_float),
+        ("semaphores", ctypes.c_void_p),
+        ("semaphore_bytes", ctypes.c_int64),
+        ("partials", ctypes.c_void_p),
+        ("partial_bytes", ctypes.c_int64),
+    ]
+
+
+class CksQuery(ctypes.Structure):
+    _fields_ = [
+        ("k_partitions", ctypes.c_int32),
+        ("tiles_m", ctypes.c_int32),
+        ("tiles_n", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("semaphore_bytes", ctypes.c_int64),
+        ("partial_bytes", ctypes.c_int64),
+    ]
+
+
+QueryFn = Callable[[ctypes.c_void_p, ctypes.c_void_p], int]
+
+
+@dataclass
+class BoundLibrary:
+    """One loaded ``lib<op>.so``: its library-level functions and per-variant entry points."""
+
+    path: Path
+    handle: ctypes.CDLL
+    abi_version: int
+    description: str
+    query: Dict[str, Callable[..., int]]
+    run: Dict[str, Callable[..., int]]
+
+    def last_error(self) -> str:
+        return self.handle.cks_last_error().decode("utf-8", "replace")
+
+
+def bind(path: Path, variant_names) -> BoundLibrary:
+    """dlopens ``path`` and binds the entry points of ``variant_names``. Raises OSError or
+    AttributeError (a missing symbol) for the caller to turn into a LibraryError."""
+    handle = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+    handle.cks_abi_version.restype = ctypes.c_int
+    handle.cks_abi_version.argtypes = []
+    handle.cks_describe.restype = ctypes.c_char_p
+    handle.cks_describe.argtypes = []
+    handle.cks_last_error.restype = ctypes.c_char_p
+    handle.cks_last_error.argtypes = []
+    query: Dict[str, Callable[..., int]] = {}
+    run: Dict[str, Callable[..., int]] = {}
+    for name in variant_names:
+        q = getattr(handle, f"cks_{name}_query")
+        q.restype = ctypes.c_int
+        q.argtypes = [ctypes.POINTER(CksArgs), ctypes.POINTER(CksQuery)]
+        r = getattr(handle, f"cks_{name}_run")
+        r.restype = ctypes.c_int
+        r.argtypes = [ctypes.POINTER(CksArgs), ctypes.c_void_p]
+        query[name] = q
+        run[name] = r
+    return BoundLibrary(path, handle, int(handle.cks_abi_version()),
+                        handle.cks_describe().decode("utf-8", "replace"), query, run)

@@ -1,0 +1,152 @@
+"""Choosing a variant, a split mode and a split factor for one problem.
+
+The heuristic is an analytic time model evaluated for every (variant, split) the op was
+built with; the smallest predicted time wins. It needs only the problem, the device's SM
+count and memory bandwidth, and each variant's tile, so it runs on the CPU with fake
+device properties (see tests/test_dispatch.py).
+
+Model (all times in microseconds):
+
+* K partitioning follows CUTLASS: ``gemm_k_size = round_up(ceil(K / split), 64)`` (64 =
+  one 128-byte cache line of 16-bit elements); ``parts = ceil(K / gemm_k_size)``.
+* Grid: ``ctas = tiles_m * tiles_n * parts``; ``slots = SMs * occupancy`` (occupancy from
+  shared memory, at most 2 CTAs per SM for these 128-thread, ~230-register kernels);
+  ``waves = ceil(ctas / slots)``. A half-empty last wave costs as much as a full one.
+* Memory: the operands cross DRAM at least once (``2 (MK + KN)`` bytes at DRAM bandwidth);
+  the CTAs' own loads, ``ctas * (tm + tn) * gemm_k_size * 2`` bytes, are served by L2 at
+  ~3x DRAM bandwidth. Compute: ``waves * 2 * tm * tn * gemm_k_size`` flops per CTA at the
+  per-SM mma.sync rate, scaled by a tile efficiency (small tiles feed the tensor cores
+  worse) and shared by the CTAs resident on an SM. ``t_main = max(memory, compute)``.
+* Serial split-K adds the fix-up chain: each tile's partitions run one after another
+  through global memory (read + write of the partial, ~1.5 µs of latency each) -> cost
+  ``(parts - 1) * (1.5 + tile bytes / per-SM bandwidth)``.
+* Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written
+  and read back at DRAM bandwidth, plus one extra launch (~2.5 µs).
+* Each launch costs ~3 µs of fixed latency.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from ..spec import DType, KernelVariant, SplitMode
+
+LAUNCH_US = 3.0
+REDUCE_LAUNCH_US = 2.5
+FIXUP_LATENCY_US = 1.5
+SMEM_PER_SM = 228 * 1024
+L2_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the model needs to know about a GPU."""
+
+    name: str
+    sm_count: int
+    bandwidth: float  # bytes/s, device memory (read + write)
+    mma_flops_per_sm: float  # flop/s of mma.sync f16/bf16 per SM
+
+    @classmethod
+    def from_properties(cls, name: str, sm_count: int, major: int, minor: int) -> "DeviceInfo":
+        key = name.upper()
+        if "H200" in key:
+            bw = 4.3e12
+        elif "H100" in key or "H800" in key:
+            bw = 3.0e12 if "PCIE" not in key else 1.9e12
+        elif "A100" in key or "A800" in key:
+            bw = 1.8e12
+        elif major >= 9:
+            bw = 3.0e12
+        else:
+            bw = 0.9e12
+        # mma.sync peaks near 435 TFLOP/s on a 132-SM H100; 312 on a 108-SM A100.
+        per_sm = 3.3e12 if major >= 9 else 2.9e12 if (major, minor) == (8, 0) else 1.3e12
+        return cls(name, sm_count, bw, per_sm)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    variant: KernelVariant
+    split: int
+    parts: int
+    predicted_us: float
+    detail: str
+
+    @property
+    def mode(self) -> SplitMode:
+        return self.variant.mode
+
+    def describe(self) -> str:
+        return (f"{self.variant.name} split={self.split} ({self.parts} partitions): "
+                f"predicted {self.predicted_us:.1f} us [{self.detail}]")
+
+
+def k_partitions(k: int, split: int, align_k: int = 64) -> Tuple[int, int]:
+    """(gemm_k_size, partitions) the way CUTLASS's UniversalParamsBase computes them."""
+    if k <= 0:
+        return 0, 1
+    size = -(-k // split)
+    size = -(-size // align_k) * align_k
+    return size, -(-k // size)
+
+
+def occupancy(v: KernelVariant) -> int:
+    smem = max(v.smem_bytes(DType.F16), 1)  # both supported dtypes are 16-bit
+    return max(1, min(2, SMEM_PER_SM // smem))
+
+
+def tile_efficiency(v: KernelVariant) -> float:
+    tm, tn, _ = v.tile
+    return min(1.0, (tm * tn) / (128.0 * 128.0)) ** 0.35
+
+
+def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
+    tm, tn, _ = v.tile
+    gemm_k, parts = k_partitions(k, split, 64 if k % 64 == 0 else 8)
+    tiles = -(-m // tm) * -(-n // tn)
+    ctas = tiles * parts
+    slots = dev.sm_count * occupancy(v)
+    waves = -(-ctas // slots)
+    # Memory: every operand byte comes from DRAM at least once; the CTAs' re-reads of A and
+    # B are served by L2 (~3x DRAM bandwidth).
+    unique_bytes = 2.0 * (m * k + k * n)
+    cta_bytes = ctas * (tm + tn) * gemm_k * 2.0
+    t_mem = max(unique_bytes / dev.bandwidth, cta_bytes / (L2_FACTOR * dev.bandwidth)) * 1e6
+    # Compute: waves of CTAs, each at the per-SM mma.sync rate shared by the CTAs on an SM.
+    per_cta_rate = dev.mma_flops_per_sm * tile_efficiency(v) / occupancy(v)
+    t_compute = waves * 2.0 * tm * tn * gemm_k / per_cta_rate * 1e6
+    t_main = max(t_mem, t_compute)
+    total = LAUNCH_US + t_main
+    if v.mode is SplitMode.SERIAL:
+        extra = (parts - 1) * (FIXUP_LATENCY_US + tm * tn * 4.0 / (dev.bandwidth / dev.sm_count) * 1e6)
+        kind = "fix-up"
+    else:
+        extra = REDUCE_LAUNCH_US + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
+        kind = "reduce"
+    total += extra
+    detail = (f"{ctas} CTAs, {waves} wave(s) of {slots}, main {t_main:.1f} us "
+              f"(memory {t_mem:.1f}, compute {t_compute:.1f}), {kind} {extra:.1f} us")
+    return Candidate(v, split, parts, total, detail)
+
+
+def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceInfo,
+         split: Optional[int] = None) -> List[Candidate]:
+    """All (variant, split) candidates, best first. ``split`` restricts the split factor."""
+    out = []
+    for v in variants:
+        for s in v.splits:
+            if split is not None and s != split:
+                continue
+            out.append(predict(v, m, n, k, s, dev))
+    out.sort(key=lambda c: (c.predicted_us, c.variant.name, c.split))
+    return out
+
+
+def filter_variants(variants: Sequence[KernelVariant], mode: Optional[SplitMode] = None,
+                    name: Optional[str] = None, split: Optional[int] = None) -> List[KernelVariant]:
+    return [v for v in variants
+            if (mode is None or v.mode is mode) and (name is None or v.name == name)
+            and (split is None or split in v.splits)]

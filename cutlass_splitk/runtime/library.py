@@ -1,0 +1,532 @@
+"""Loading a built directory and calling its ops.
+
+``lib = cutlass_splitk.load("build/default")`` reads ``manifest.json``, checks each
+``lib<op>.so`` (present, same SHA-256 as at build time, same ABI, same self-description as
+the manifest) and binds its entry points. Nothing is compiled here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import threading
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from ..spec import Activation, BiasMode, DType, EOp, Layout, OpSpec, Permute, SplitMode
+from . import abi, dispatch
+from .workspace import Workspace
+
+TORCH_DTYPES = {DType.F16: torch.float16, DType.BF16: torch.bfloat16}
+MANIFEST = "manifest.json"
+
+
+class LibraryError(RuntimeError):
+    """A built directory cannot be loaded; the message says how to fix it."""
+
+
+class KernelError(RuntimeError):
+    """A kernel failed to launch or run (CUDA error, or a check inside the library)."""
+
+
+class PaddingWarning(UserWarning):
+    """The problem's sizes or pointers are not aligned for any built variant, so the
+    operands were copied into padded, aligned buffers (correct, but slower)."""
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load(directory: Union[str, Path], *, verify: bool = True) -> "Library":
+    """Loads a directory written by ``cutlass-splitk build``."""
+    directory = Path(directory)
+    rebuild = f"rebuild it with: cutlass-splitk build <config.yaml> -o {directory}"
+    manifest_path = directory / MANIFEST
+    if not directory.is_dir():
+        raise LibraryError(f"{directory}: no such directory; {rebuild}")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except FileNotFoundError:
+        raise LibraryError(f"{manifest_path}: missing; {rebuild}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LibraryError(f"{manifest_path}: corrupt ({exc}); {rebuild}") from None
+    if not isinstance(manifest, dict) or manifest.get("abi_version") != abi.ABI_VERSION:
+        found = manifest.get("abi_version") if isinstance(manifest, dict) else None
+        raise LibraryError(f"{manifest_path}: built for ABI version {found}, this runtime speaks "
+                           f"{abi.ABI_VERSION}; {rebuild}")
+    ops: Dict[str, Op] = {}
+    library = Library(directory, manifest, ops)
+    try:
+        entries = manifest["libraries"].items()
+        descriptions = manifest["ops"]
+    except (KeyError, AttributeError):
+        raise LibraryError(f"{manifest_path}: malformed (no 'libraries'/'ops'); {rebuild}") from None
+    for name, entry in entries:
+        so = directory / entry["file"]
+        if not so.is_file():
+            raise LibraryError(f"{so}: missing (listed in {manifest_path}); {rebuild}")
+        if verify and _sha256(so) != entry["sha256"]:
+            raise LibraryError(f"{so}: contents differ from the build (SHA-256 mismatch: truncated, "
+                               f"corrupted or replaced); {rebuild}")
+        spec = OpSpec.from_json(descriptions[name])
+        try:
+            bound = abi.bind(so, [v.name for v in spec.variants])
+        except OSError as exc:
+            raise LibraryError(f"{so}: cannot be loaded ({exc}); {rebuild}") from None
+        except AttributeError as exc:
+            raise LibraryError(f"{so}: missing entry point ({exc}); {rebuild}") from None
+        if bound.abi_version != abi.ABI_VERSION:
+            raise LibraryError(f"{so}: built for ABI version {bound.abi_version}, this runtime speaks "
+                               f"{abi.ABI_VERSION}; {rebuild}")
+        if json.loads(bound.description) != descriptions[name]:
+            raise LibraryError(f"{so}: its self-description does not match {manifest_path} (stale "
+                               f"library); {rebuild}")
+        ops[name] = Op(library, spec, bound)
+    return library
+
+
+class Library:
+    """The ops of one built directory. Ops are attributes: ``lib.linear_f16(a, b)``."""
+
+    def __init__(self, directory: Path, manifest: dict, ops: Dict[str, "Op"]):
+        self.directory = directory
+        self.manifest = manifest
+        self._ops = ops
+        self.workspace = Workspace()
+        self._devices: Dict[int, dispatch.DeviceInfo] = {}
+        self._devices_lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> "Op":
+        ops = self.__dict__.get("_ops", {})
+        if name in ops:
+            return ops[name]
+        raise AttributeError(f"no op {name!r} in {self.__dict__.get('directory')}; built ops: "
+                             + ", ".join(sorted(ops)))
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self._ops))
+
+    @property
+    def ops(self) -> List[str]:
+        return sorted(self._ops)
+
+    @property
+    def build_hash(self) -> str:
+        return str(self.manifest.get("build_hash", ""))
+
+    def op(self, name: str) -> "Op":
+        return getattr(self, name)
+
+    def variants(self, op: str) -> List[str]:
+        return [v.name for v in self.op(op).spec.variants]
+
+    def device_info(self, index: int) -> dispatch.DeviceInfo:
+        with self._devices_lock:
+            if index not in self._devices:
+                p = torch.cuda.get_device_properties(index)
+                self._devices[index] = dispatch.DeviceInfo.from_properties(
+                    p.name, p.multi_processor_count, p.major, p.minor)
+            return self._devices[index]
+
+    def explain(self, op: str, m: int, n: int, k: int, *, device: Optional[dispatch.DeviceInfo] = None,
+                split_k: Optional[int] = None, mode: Optional[str] = None, variant: Optional[str] = None,
+                top: int = 5) -> str:
+        """Which variant, mode and split the heuristic picks for (m, n, k), and why."""
+        o = self.op(op)
+        dev = device or self.device_info(torch.cuda.current_device())
+        cands = o.candidates(m, n, k, dev, split_k, mode, variant)
+        lines = [f"{op}: M={m} N={n} K={k} on {dev.name} ({dev.sm_count} SMs), heuristic ranking:"]
+        for i, c in enumerate(cands[:top]):
+            lines.append(f"  {'->' if i == 0 else '  '} {c.describe()}")
+        if len(cands) > top:
+            lines.append(f"     ... {len(cands) - top} more")
+        return "\n".join(lines)
+
+
+@dataclass
+class _Operands:
+    a: torch.Tensor
+    b: torch.Tensor
+    lda: int
+    ldb: int
+    c: Optional[torch.Tensor]
+    ldc: int
+    bias: Optional[torch.Tensor]
+    e: Optional[torch.Tensor]
+    lde: int
+    d: torch.Tensor
+    ldd: int
+    n: int
+    k: int
+
+
+def _row_major_ld(t: torch.Tensor) -> Optional[int]:
+    """Leading dimension if ``t`` (2-D) is row-major with unit column stride, else None."""
+    rows, cols = t.shape
+    if cols > 1 and t.stride(1) != 1:
+        return None
+    ld = t.stride(0) if rows > 1 else cols
+    return ld if ld >= cols else None
+
+
+class Op:
+    """One op of a loaded library: ``op(a, b, **epilogue_args)``."""
+
+    #: Tests of argument checking set this False on an instance to use CPU tensors.
+    require_cuda = True
+
+    def __init__(self, library: Library, spec: OpSpec, bound: abi.BoundLibrary):
+        self.library = library
+        self.spec = spec
+        self.bound = bound
+        self.name = spec.name
+        self.dtype = TORCH_DTYPES[spec.dtype]
+        self.alignment = min(v.alignment for v in spec.variants)
+        ep = spec.epilogue
+        allowed = ["out", "split_k", "mode", "variant"]
+        if ep.alpha:
+            allowed.append("alpha")
+        if ep.beta:
+            allowed += ["beta", "c"]
+        if ep.bias is not BiasMode.NONE:
+            allowed.append("bias")
+        if ep.e_op is not EOp.NONE:
+            allowed.append("e")
+        if ep.permute is not Permute.NONE:
+            allowed.append("view")
+        if ep.activation is Activation.LEAKY_RELU:
+            allowed.append("negative_slope")
+        self.keywords: Tuple[str, ...] = tuple(allowed)
+        self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
+
+    def __repr__(self) -> str:
+        return f"<cutlass_splitk op {self.name}: {self.signature()}>"
+
+    def signature(self) -> str:
+        return f"{self.name}(a, b, *, {', '.join(self.keywords)})"
+
+    # --- selection ------------------------------------------------------------------------
+
+    def candidates(self, m: int, n: int, k: int, dev: dispatch.DeviceInfo, split_k: Optional[int] = None,
+                   mode: Optional[str] = None, variant: Optional[str] = None) -> List[dispatch.Candidate]:
+        mode_enum = self._mode(mode)
+        if variant is not None and variant not in {v.name for v in self.spec.variants}:
+            raise ValueError(f"{self.name}: variant={variant!r} was not built; built variants: "
+                             + ", ".join(v.name for v in self.spec.variants))
+        pool = dispatch.filter_variants(self.spec.variants, mode_enum, variant, split_k)
+        if not pool:
+            offered = sorted({s for v in dispatch.filter_variants(self.spec.variants, mode_enum, variant)
+                              for s in v.splits})
+            raise ValueError(f"{self.name}: split_k={split_k} is not available"
+                             + (f" in mode {mode}" if mode else "") + f"; built split factors: {offered}")
+        return dispatch.rank(pool, m, n, k, dev, split_k)
+
+    def _mode(self, mode: Optional[str]) -> Optional[SplitMode]:
+        if mode is None:
+            return None
+        try:
+            return SplitMode(mode)
+        except ValueError:
+            raise ValueError(f"{self.name}: mode={mode!r} is not one of 'serial', 'parallel'") from None
+
+    # --- the call ---------------------------------------------------------------------------
+
+    def __call__(self, a: torch.Tensor, b: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+        for key in kwargs:
+            if key not in self.keywords:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
+                                f"this op accepts: {', '.join(self.keywords)}")
+        for key in self.required:
+            if kwargs.get(key) is None:
+                raise TypeError(f"{self.name}() missing required keyword argument {key!r}")
+        ep = self.spec.epilogue
+        alpha = float(kwargs.get("alpha", 1.0))
+        beta = float(kwargs.get("beta", 0.0))
+        c = kwargs.get("c")
+        bias = kwargs.get("bias")
+        e = kwargs.get("e")
+        view = kwargs.get("view")
+        out = kwargs.get("out")
+        slope = float(kwargs.get("negative_slope", ep.leaky_slope))
+        split_k = kwargs.get("split_k")
+        if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
+            raise ValueError(f"{self.name}: split_k must be a positive int, got {split_k!r}")
+
+        self._check_tensor("a", a, 2, None)
+        device = a.device
+        self._check_tensor("b", b, 2, device)
+        m, k = a.shape
+        if b.shape[0] != k:
+            raise ValueError(f"{self.name}: a is ({m}, {k}) but b is {tuple(b.shape)}: b must be (K={k}, N)")
+        n = b.shape[1]
+        if beta != 0.0 and c is None:
+            raise ValueError(f"{self.name}: beta={beta} needs c")
+        if c is not None:
+            self._check_tensor("c", c, 2, device, (m, n))
+        if bias is not None:
+            length = n if ep.bias is BiasMode.PER_COL else m
+            self._check_tensor("bias", bias, 1, device, (length,))
+        if e is not None:
+            self._check_tensor("e", e, 2, device, (m, n))
+        out_shape = self._out_shape(m, n, view)
+        if out is not None:
+            self._check_tensor("out", out, len(out_shape), device, out_shape)
+            for name, t in (("a", a), ("b", b), ("bias", bias), ("e", e)):
+                if t is not None and t.numel() and out.numel() and _overlaps(out, t):
+                    raise ValueError(f"{self.name}: out overlaps {name}; pass a separate output tensor")
+            if c is not None and out.numel() and _overlaps(out, c) and not (
+                    ep.permute is Permute.NONE and out.data_ptr() == c.data_ptr() and out.stride() == c.stride()):
+                raise ValueError(f"{self.name}: out partially overlaps c; out may alias c only exactly "
+                                 "(same pointer and strides, unpermuted output)")
+        else:
+            out = torch.empty(out_shape, dtype=self.dtype, device=device)
+        if m == 0 or n == 0:
+            return out
+        if k == 0:
+            return self._empty_k(out, m, n, alpha, beta, c, bias, e, view, slope)
+
+        pool = dispatch.filter_variants(self.spec.variants, self._mode(kwargs.get("mode")),
+                                        kwargs.get("variant"), split_k)
+        align = min((v.alignment for v in pool), default=self.alignment)
+        ops = self._operands(a, b, c, bias, e, out, m, n, k, beta, align)
+        self._launch(ops, m, alpha, beta, slope, view, device, split_k, kwargs.get("mode"),
+                     kwargs.get("variant"))
+        if ops.d is not out:
+            out.copy_(ops.d[:, :n] if ep.permute is Permute.NONE else ops.d.view(out_shape))
+        return out
+
+    def _check_tensor(self, name: str, t: Any, ndim: int, device: Optional[torch.device],
+                      shape: Optional[Sequence[int]] = None) -> None:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{self.name}: {name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != self.dtype:
+            raise TypeError(f"{self.name}: {name} must be {self.dtype}, got {t.dtype}")
+        if self.require_cuda and t.device.type != "cuda":
+            raise ValueError(f"{self.name}: {name} must be on a CUDA device, got {t.device}")
+        if device is not None and t.device != device:
+            raise ValueError(f"{self.name}: {name} is on {t.device} but a is on {device}")
+        if t.dim() != ndim or (shape is not None and tuple(t.shape) != tuple(shape)):
+            want = tuple(shape) if shape is not None else f"{ndim}-D"
+            raise ValueError(f"{self.name}: {name} must have shape {want}, got {tuple(t.shape)}")
+
+    def _out_shape(self, m: int, n: int, view: Any) -> Tuple[int, ...]:
+        p = self.spec.epilogue.permute
+        if p is Permute.NONE:
+            return (m, n)
+        rank = 4 if p is Permute.HEAD_SPLIT else 5
+        form = "(B, S, H, D)" if rank == 4 else "(B, S, 3, H, D)"
+        if (not isinstance(view, (tuple, list)) or len(view) != rank
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in view)):
+            raise ValueError(f"{self.name}: view must be {form} with positive ints, got {view!r}")
+        if rank == 5 and view[2] != 3:
+            raise ValueError(f"{self.name}: view {tuple(view)} must have 3 at index 2 {form}")
+        bsz, s = view[0], view[1]
+        h, dh = view[-2], view[-1]
+        if bsz * s != m or (3 if rank == 5 else 1) * h * dh != n:
+            raise ValueError(f"{self.name}: view {tuple(view)} does not match the output (M={m}, N={n}): "
+                             f"need B*S == M and {'3*' if rank == 5 else ''}H*D == N")
+        return (bsz, h, s, dh) if rank == 4 else (3, bsz, h, s, dh)
+
+    def _layout_error(self, name: str, t: torch.Tensor, want: str, fix: str) -> ValueError:
+        return ValueError(f"{self.name}: {name} must be {want}, got shape {tuple(t.shape)} with strides "
+                          f"{tuple(t.stride())}; {fix}")
+
+    def _operands(self, a, b, c, bias, e, out, m, n, k, beta, align: int) -> _Operands:
+        layout = self.spec.layout
+        lda = _row_major_ld(a)
+        if lda is None:
+            raise self._layout_error("a", a, "row-major (stride(1) == 1)", "pass a.contiguous()")
+        if layout is Layout.TN:
+            ldb = _row_major_ld(b.t())
+            if ldb is None:
+                raise self._layout_error("b", b, "column-major (K, N) for layout tn",
+                                         "pass weight.t() of a contiguous (N, K) weight")
+        else:
+            ldb = _row_major_ld(b)
+            if ldb is None:
+                raise self._layout_error("b", b, "row-major (K, N) for layout nn", "pass b.contiguous()")
+        ldc = lde = 0
+        if c is not None:
+            ldc = _row_major_ld(c)
+            if ldc is None:
+                raise self._layout_error("c", c, "row-major (stride(1) == 1)", "pass c.contiguous()")
+        if e is not None:
+            lde = _row_major_ld(e)
+            if lde is None:
+                raise self._layout_error("e", e, "row-major (stride(1) == 1)", "pass e.contiguous()")
+        if bias is not None and bias.numel() > 1 and bias.stride(0) != 1:
+            raise self._layout_error("bias", bias, "contiguous", "pass bias.contiguous()")
+        if self.spec.epilogue.permute is Permute.NONE:
+            ldd = _row_major_ld(out)
+            if ldd is None:
+                raise self._layout_error("out", out, "row-major (stride(1) == 1)", "pass a contiguous out")
+        else:
+            if not out.is_contiguous():
+                raise self._layout_error("out", out, "contiguous", "pass a contiguous out")
+            ldd = n
+        ops = _Operands(a, b, lda, ldb, c if beta != 0.0 else None, ldc, bias, e, lde, out, ldd, n, k)
+        if self._aligned(ops, align):
+            return ops
+        return self._padded(ops, m, align)
+
+    def _aligned(self, o: _Operands, al: int) -> bool:
+        nbytes = al * 2
+        lds = [o.lda, o.ldb, o.ldd] + ([o.ldc] if o.c is not None else []) + ([o.lde] if o.e is not None else [])
+        ptrs = [o.a, o.b, o.d, o.c, o.e] + ([o.bias] if self.spec.epilogue.bias is BiasMode.PER_COL else [])
+        return (o.k % al == 0 and o.n % al == 0 and all(ld % al == 0 for ld in lds)
+                and all(t is None or t.data_ptr() % nbytes == 0 for t in ptrs))
+
+    def _padded(self, o: _Operands, m: int, al: int) -> _Operands:
+        """Copies the operands into zero-padded, aligned buffers (the slow path)."""
+        ep = self.spec.epilogue
+        kp = -(-o.k // al) * al
+        np_ = -(-o.n // al) * al
+        if ep.permute is not Permute.NONE and np_ != o.n:
+            raise ValueError(f"{self.name}: N={o.n} must be a multiple of {al} for the permuted output "
+                             f"(the head size D must be a multiple of {al})")
+        warnings.warn(f"{self.name}: M={m} N={o.n} K={o.k} is not {al}-element aligned (sizes, strides or "
+                      f"pointers); operands are copied into padded buffers", PaddingWarning, stacklevel=4)
+        dev = o.a.device
+
+        def pad2(t: Optional[torch.Tensor], rows: int, cols: int) -> Optional[torch.Tensor]:
+            if t is None:
+                return None
+            buf = torch.zeros(rows, cols, dtype=self.dtype, device=dev)
+            buf[: t.shape[0], : t.shape[1]] = t
+            return buf
+
+        a = pad2(o.a, m, kp)
+        if self.spec.layout is Layout.TN:
+            b = pad2(o.b.t(), np_, kp).t()
+            ldb = kp
+        else:
+            b = pad2(o.b, kp, np_)
+            ldb = np_
+        c = pad2(o.c, m, np_)
+        e = pad2(o.e, m, np_)
+        bias = o.bias
+        if bias is not None:
+            length = np_ if ep.bias is BiasMode.PER_COL else bias.shape[0]
+            bias = torch.zeros(length, dtype=self.dtype, device=dev)
+            bias[: o.bias.shape[0]] = o.bias
+        if ep.permute is Permute.NONE:
+            d = torch.empty(m, np_, dtype=self.dtype, device=dev)
+        else:
+            d = torch.empty(m * np_, dtype=self.dtype, device=dev).view(m, np_)
+        return _Operands(a, b, kp, ldb, c, np_, bias, e, np_, d, np_, np_, kp)
+
+    def _launch(self, o: _Operands, m: int, alpha: float, beta: float, slope: float, view: Any,
+                device: torch.device, split_k: Optional[int], mode: Optional[str],
+                variant: Optional[str]) -> None:
+        """Picks a variant and runs it on the device's current stream."""
+        with torch.cuda.device(device):
+            self._launch_on(o, m, alpha, beta, slope, view, device, torch.cuda.current_stream(device),
+                            split_k, mode, variant)
+
+    def _launch_on(self, o: _Operands, m: int, alpha: float, beta: float, slope: float, view: Any,
+                   device: torch.device, stream: torch.cuda.Stream, split_k: Optional[int],
+                   mode: Optional[str], variant: Optional[str]) -> None:
+        ep = self.spec.epilogue
+        args = abi.CksArgs()
+        args.abi_version = abi.ABI_VERSION
+        args.m, args.n, args.k = m, o.n, o.k
+        args.device = device.index
+        if ep.permute is not Permute.NONE:
+            args.permute_s, args.permute_h = view[1], view[-2]
+        args.a, args.lda = o.a.data_ptr(), o.lda
+        args.b, args.ldb = o.b.data_ptr(), o.ldb
+        args.c, args.ldc = (o.c.data_ptr(), o.ldc) if o.c is not None else (None, 0)
+        args.bias = o.bias.data_ptr() if o.bias is not None else None
+        args.e, args.lde = (o.e.data_ptr(), o.lde) if o.e is not None else (None, 0)
+        args.d, args.ldd = o.d.data_ptr(), o.ldd
+        args.alpha, args.beta, args.act_arg = alpha, beta, slope
+
+        dev = self.library.device_info(device.index)
+        rejected: List[str] = []
+        query = abi.CksQuery()
+        for cand in self.candidates(m, o.n, o.k, dev, split_k, mode, variant):
+            args.split_k = cand.split
+            status = self.bound.query[cand.variant.name](ctypes.byref(args), ctypes.byref(query))
+            if status == abi.STATUS_INVALID_PROBLEM:
+                rejected.append(f"{cand.variant.name}: {self.bound.last_error()}")
+                continue
+            if status != 0:
+                raise KernelError(f"{self.name}: {cand.variant.name} query failed "
+                                  f"({abi.STATUS_NAMES.get(status, status)}): {self.bound.last_error()}")
+            ws = self.library.workspace
+            if query.semaphore_bytes:
+                sem = ws.semaphores(device, stream, query.semaphore_bytes)
+                args.semaphores, args.semaphore_bytes = sem.data_ptr(), sem.numel() * 4
+            if query.partial_bytes:
+                part = ws.partials(device, stream, query.partial_bytes)
+                args.partials, args.partial_bytes = part.data_ptr(), part.numel() * 4
+            status = self.bound.run[cand.variant.name](ctypes.byref(args), ctypes.c_void_p(stream.cuda_stream))
+            if status != 0:
+                raise KernelError(f"{self.name}: {cand.variant.name} (split {cand.split}) failed for "
+                                  f"M={m} N={o.n} K={o.k}: {abi.STATUS_NAMES.get(status, status)}: "
+                                  f"{self.bound.last_error()}")
+            return
+        unique = sorted(set(rejected))
+        raise ValueError(f"{self.name}: no built variant can run M={m} N={o.n} K={o.k} ({self.spec.dtype.value}):\n  "
+                         + "\n  ".join(unique))
+
+    def _empty_k(self, out, m, n, alpha, beta, c, bias, e, view, slope) -> torch.Tensor:
+        """K == 0: the product is zero; the epilogue still applies (computed by torch)."""
+        ep = self.spec.epilogue
+        v = torch.zeros(m, n, dtype=torch.float32, device=out.device)
+        if beta != 0.0 and c is not None:
+            v = v + beta * c.float()
+        if bias is not None:
+            v = v + (bias.float()[None, :] if ep.bias is BiasMode.PER_COL else bias.float()[:, None])
+        v = reference_activation(v, ep.activation, slope)
+        if ep.e_op is EOp.ADD:
+            v = v + e.float()
+        elif ep.e_op is EOp.MUL:
+            v = v * e.float()
+        out.copy_(reference_permute(v, ep.permute, view))
+        return out
+
+
+def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
+    if x.untyped_storage().data_ptr() != y.untyped_storage().data_ptr():
+        return False
+    def span(t: torch.Tensor) -> Tuple[int, int]:
+        lo = t.data_ptr()
+        hi = lo + (sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+        return lo, hi
+    (a0, a1), (b0, b1) = span(x), span(y)
+    return a0 < b1 and b0 < a1
+
+
+def reference_activation(v: torch.Tensor, act: Activation, slope: float = 0.01) -> torch.Tensor:
+    """The activation as torch.nn.functional computes it (used for K == 0 and by the tests)."""
+    F = torch.nn.functional
+    return {
+        Activation.IDENTITY: lambda x: x,
+        Activation.RELU: F.relu,
+        Activation.GELU: F.gelu,
+        Activation.GELU_TANH: lambda x: F.gelu(x, approximate="tanh"),
+        Activation.SILU: F.silu,
+        Activation.SIGMOID: torch.sigmoid,
+        Activation.LEAKY_RELU: lambda x: F.leaky_relu(x, slope),
+    }[act](v)
+
+
+def reference_permute(v: torch.Tensor, permute: Permute, view: Any) -> torch.Tensor:
+    """The (M, N) result written in the op's output layout (as a contiguous tensor)."""
+    if permute is Permute.NONE:
+        return v
+    if permute is Permute.HEAD_SPLIT:
+        return v.reshape(tuple(view)).permute(0, 2, 1, 3).contiguous()
+    return v.reshape(tuple(view)).permute(2, 0, 3, 1, 4).contiguous()

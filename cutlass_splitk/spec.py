@@ -1,0 +1,211 @@
+"""The typed model of what gets built: enums, their C++ spellings, and frozen dataclasses.
+
+A :class:`KernelVariant` is one CUTLASS instantiation. Its ``name`` encodes every template
+parameter; it is the variant's identity, its C symbol suffix and its filter key. Split
+factors are run-time values and are not part of the name: each variant carries the list it
+accepts.
+
+This module is shared by the build side and the runtime and imports neither YAML nor torch.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Dict, Tuple
+
+
+class DType(enum.Enum):
+    F16 = "f16"
+    BF16 = "bf16"
+
+
+class Layout(enum.Enum):
+    TN = "tn"  # A row-major (M, K); B column-major (K, N), i.e. an nn.Linear weight (N, K)
+    NN = "nn"  # A row-major (M, K); B row-major (K, N)
+
+
+class SplitMode(enum.Enum):
+    SERIAL = "serial"  # in-kernel semaphore reduction (GemmSplitKSerial semantics)
+    PARALLEL = "parallel"  # float32 partials + reduction kernel that owns the epilogue
+
+
+class Activation(enum.Enum):
+    IDENTITY = "identity"
+    RELU = "relu"
+    GELU = "gelu"  # erf form, torch.nn.functional.gelu(approximate="none")
+    GELU_TANH = "gelu_tanh"  # torch.nn.functional.gelu(approximate="tanh")
+    SILU = "silu"
+    SIGMOID = "sigmoid"
+    LEAKY_RELU = "leaky_relu"
+
+
+class EOp(enum.Enum):
+    NONE = "none"
+    ADD = "add"
+    MUL = "mul"
+
+
+class BiasMode(enum.Enum):
+    NONE = "none"
+    PER_COL = "per_col"  # length N, the nn.Linear bias
+    PER_ROW = "per_row"  # length M
+
+
+class Permute(enum.Enum):
+    NONE = "none"
+    # (M, N) seen as (B, S, H, D), stored as (B, H, S, D): attention head split.
+    HEAD_SPLIT = "head_split"
+    # (M, N) seen as (B, S, 3, H, D), stored as (3, B, H, S, D): fused QKV split.
+    QKV_SPLIT = "qkv_split"
+
+
+# --- C++ spellings: the one table per enum -------------------------------------------------
+
+DTYPE_CPP: Dict[DType, str] = {DType.F16: "cutlass::half_t", DType.BF16: "cutlass::bfloat16_t"}
+DTYPE_BYTES: Dict[DType, int] = {DType.F16: 2, DType.BF16: 2}
+ACTIVATION_CPP: Dict[Activation, str] = {
+    Activation.IDENTITY: "cks::Act::kIdentity",
+    Activation.RELU: "cks::Act::kRelu",
+    Activation.GELU: "cks::Act::kGelu",
+    Activation.GELU_TANH: "cks::Act::kGeluTanh",
+    Activation.SILU: "cks::Act::kSilu",
+    Activation.SIGMOID: "cks::Act::kSigmoid",
+    Activation.LEAKY_RELU: "cks::Act::kLeakyRelu",
+}
+EOP_CPP: Dict[EOp, str] = {EOp.NONE: "cks::EOp::kNone", EOp.ADD: "cks::EOp::kAdd", EOp.MUL: "cks::EOp::kMul"}
+BIAS_CPP: Dict[BiasMode, str] = {
+    BiasMode.NONE: "cks::Bias::kNone",
+    BiasMode.PER_COL: "cks::Bias::kPerCol",
+    BiasMode.PER_ROW: "cks::Bias::kPerRow",
+}
+PERMUTE_CPP: Dict[Permute, str] = {
+    Permute.NONE: "cks::Permute::kNone",
+    Permute.HEAD_SPLIT: "cks::Permute::k0213",
+    Permute.QKV_SPLIT: "cks::Permute::k20314",
+}
+MODE_CPP: Dict[SplitMode, str] = {SplitMode.SERIAL: "cks::SerialGemm", SplitMode.PARALLEL: "cks::ParallelGemm"}
+
+# Largest dynamic shared memory per block (bytes) for each supported -gencode target.
+SMEM_LIMIT: Dict[int, int] = {80: 166912, 86: 101376, 89: 101376, 90: 232448}
+SUPPORTED_ARCHS: Tuple[int, ...] = tuple(sorted(SMEM_LIMIT))
+# mma.sync instruction shapes valid for 16-bit inputs with f32 accumulation (sm80+).
+INSTRUCTION_SHAPES: Dict[DType, Tuple[Tuple[int, int, int], ...]] = {
+    DType.F16: ((16, 8, 16), (16, 8, 8)),
+    DType.BF16: ((16, 8, 16), (16, 8, 8)),
+}
+# cp.async moves 4, 8 or 16 bytes: the legal alignments in elements.
+ALIGNMENTS: Dict[DType, Tuple[int, ...]] = {DType.F16: (8, 4, 2), DType.BF16: (8, 4, 2)}
+
+Shape3 = Tuple[int, int, int]
+
+
+@dataclass(frozen=True, order=True)
+class EpilogueSpec:
+    alpha: bool = True
+    beta: bool = False
+    bias: BiasMode = BiasMode.NONE
+    activation: Activation = Activation.IDENTITY
+    leaky_slope: float = 0.01
+    e_op: EOp = EOp.NONE
+    permute: Permute = Permute.NONE
+
+    def to_json(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "bias": self.bias.value,
+            "activation": self.activation.value,
+            "leaky_slope": self.leaky_slope,
+            "e_op": self.e_op.value,
+            "permute": self.permute.value,
+        }
+
+
+@dataclass(frozen=True, order=True)
+class KernelVariant:
+    """One CUTLASS instantiation of one op."""
+
+    op: str
+    mode: SplitMode
+    tile: Shape3
+    warp: Shape3
+    instruction: Shape3
+    stages: int
+    alignment: int
+    swizzle: int
+    splits: Tuple[int, ...] = field(compare=False)
+
+    @property
+    def name(self) -> str:
+        t, w, i = ("x".join(map(str, s)) for s in (self.tile, self.warp, self.instruction))
+        return (
+            f"{self.op}_{self.mode.value}_t{t}_w{w}_i{i}_s{self.stages}"
+            f"_a{self.alignment}_z{self.swizzle}"
+        )
+
+    @property
+    def group(self) -> str:
+        """Variants of one op that differ only by split mode compile as one unit."""
+        t, w, i = ("x".join(map(str, s)) for s in (self.tile, self.warp, self.instruction))
+        return f"t{t}_w{w}_i{i}_s{self.stages}_a{self.alignment}_z{self.swizzle}"
+
+    @property
+    def warp_count(self) -> int:
+        return (self.tile[0] // self.warp[0]) * (self.tile[1] // self.warp[1]) * (self.tile[2] // self.warp[2])
+
+    def smem_bytes(self, dtype: DType) -> int:
+        """Main-loop shared memory: stages x (A tile + B tile)."""
+        m, n, k = self.tile
+        return self.stages * (m * k + n * k) * DTYPE_BYTES[dtype]
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "mode": self.mode.value,
+            "tile": list(self.tile),
+            "warp": list(self.warp),
+            "instruction": list(self.instruction),
+            "stages": self.stages,
+            "alignment": self.alignment,
+            "swizzle": self.swizzle,
+            "splits": list(self.splits),
+        }
+
+    @classmethod
+    def from_json(cls, op: str, d: dict) -> "KernelVariant":
+        v = cls(op, SplitMode(d["mode"]), tuple(d["tile"]), tuple(d["warp"]), tuple(d["instruction"]),
+                int(d["stages"]), int(d["alignment"]), int(d["swizzle"]), tuple(d["splits"]))
+        if v.name != d["name"]:
+            raise ValueError(f"variant name {d['name']!r} does not match its parameters ({v.name!r})")
+        return v
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One callable: a signature (dtype, layout, epilogue) and the variants that implement it."""
+
+    name: str
+    dtype: DType
+    layout: Layout
+    epilogue: EpilogueSpec
+    archs: Tuple[int, ...]
+    variants: Tuple[KernelVariant, ...]
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "dtype": self.dtype.value,
+            "layout": self.layout.value,
+            "epilogue": self.epilogue.to_json(),
+            "archs": list(self.archs),
+            "variants": [v.to_json() for v in self.variants],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "OpSpec":
+        e = d["epilogue"]
+        epilogue = EpilogueSpec(bool(e["alpha"]), bool(e["beta"]), BiasMode(e["bias"]), Activation(e["activation"]),
+                                float(e["leaky_slope"]), EOp(e["e_op"]), Permute(e["permute"]))
+        return cls(d["name"], DType(d["dtype"]), Layout(d["layout"]), epilogue, tuple(d["archs"]),
+                   tuple(KernelVariant.from_json(d["name"], v) for v in d["variants"]))
