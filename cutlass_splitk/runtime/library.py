@@ -154,6 +154,19 @@ class Library:
         return "\n".join(lines)
 
 
+PLAN_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A dispatch decision, cached per (device, M, N, K, split_k, mode, variant)."""
+
+    variant: str
+    split: int
+    semaphore_bytes: int
+    partial_bytes: int
+
+
 @dataclass
 class _Operands:
     a: torch.Tensor
@@ -209,6 +222,7 @@ class Op:
             allowed.append("negative_slope")
         self.keywords: Tuple[str, ...] = tuple(allowed)
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
+        self._plans: Dict[tuple, _Plan] = {}
 
     def __repr__(self) -> str:
         return f"<cutlass_splitk op {self.name}: {self.signature()}>"
@@ -452,6 +466,18 @@ class Op:
         args.d, args.ldd = o.d.data_ptr(), o.ldd
         args.alpha, args.beta, args.act_arg = alpha, beta, slope
 
+        key = (device.index, m, o.n, o.k, split_k, mode, variant)
+        plan = self._plans.get(key)
+        if plan is not None:
+            status = self._run_plan(plan, args, device, stream)
+            if status == 0:
+                return
+            if status != abi.STATUS_INVALID_PROBLEM:
+                raise KernelError(f"{self.name}: {plan.variant} (split {plan.split}) failed for "
+                                  f"M={m} N={o.n} K={o.k}: {abi.STATUS_NAMES.get(status, status)}: "
+                                  f"{self.bound.last_error()}")
+        # First call for this problem (or the cached plan's variant rejected these
+        # pointers): rank the candidates and take the first the library accepts.
         dev = self.library.device_info(device.index)
         rejected: List[str] = []
         query = abi.CksQuery()
@@ -464,22 +490,31 @@ class Op:
             if status != 0:
                 raise KernelError(f"{self.name}: {cand.variant.name} query failed "
                                   f"({abi.STATUS_NAMES.get(status, status)}): {self.bound.last_error()}")
-            ws = self.library.workspace
-            if query.semaphore_bytes:
-                sem = ws.semaphores(device, stream, query.semaphore_bytes)
-                args.semaphores, args.semaphore_bytes = sem.data_ptr(), sem.numel() * 4
-            if query.partial_bytes:
-                part = ws.partials(device, stream, query.partial_bytes)
-                args.partials, args.partial_bytes = part.data_ptr(), part.numel() * 4
-            status = self.bound.run[cand.variant.name](ctypes.byref(args), ctypes.c_void_p(stream.cuda_stream))
+            plan = _Plan(cand.variant.name, cand.split, query.semaphore_bytes, query.partial_bytes)
+            status = self._run_plan(plan, args, device, stream)
             if status != 0:
                 raise KernelError(f"{self.name}: {cand.variant.name} (split {cand.split}) failed for "
                                   f"M={m} N={o.n} K={o.k}: {abi.STATUS_NAMES.get(status, status)}: "
                                   f"{self.bound.last_error()}")
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            self._plans[key] = plan
             return
         unique = sorted(set(rejected))
         raise ValueError(f"{self.name}: no built variant can run M={m} N={o.n} K={o.k} ({self.spec.dtype.value}):\n  "
                          + "\n  ".join(unique))
+
+    def _run_plan(self, plan: "_Plan", args: abi.CksArgs, device: torch.device,
+                  stream: torch.cuda.Stream) -> int:
+        args.split_k = plan.split
+        ws = self.library.workspace
+        if plan.semaphore_bytes:
+            sem = ws.semaphores(device, stream, plan.semaphore_bytes)
+            args.semaphores, args.semaphore_bytes = sem.data_ptr(), sem.numel() * 4
+        if plan.partial_bytes:
+            part = ws.partials(device, stream, plan.partial_bytes)
+            args.partials, args.partial_bytes = part.data_ptr(), part.numel() * 4
+        return self.bound.run[plan.variant](ctypes.byref(args), ctypes.c_void_p(stream.cuda_stream))
 
     def _empty_k(self, out, m, n, alpha, beta, c, bias, e, view, slope) -> torch.Tensor:
         """K == 0: the product is zero; the epilogue still applies (computed by torch)."""
