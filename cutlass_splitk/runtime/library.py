@@ -8,6 +8,7 @@ the manifest) and binds its entry points. Nothing is compiled here.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
 import threading
 import warnings
@@ -223,6 +224,7 @@ class Op:
         self.keywords: Tuple[str, ...] = tuple(allowed)
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
         self._plans: Dict[tuple, _Plan] = {}
+        self._torch_op: Any = None
 
     def __repr__(self) -> str:
         return f"<cutlass_splitk op {self.name}: {self.signature()}>"
@@ -256,6 +258,26 @@ class Op:
 
     # --- the call ---------------------------------------------------------------------------
 
+    # --- torch.library integration ------------------------------------------------------------
+
+    @property
+    def torch_op(self) -> Any:
+        """This op as a ``torch.library`` custom op (registered on first use) with a fake
+        implementation, so torch.compile(fullgraph=True) traces through it. Schema:
+        ``(a, b, bias?, c?, e?, alpha, beta, view?, negative_slope, split_k?, mode?, variant?)``."""
+        if self._torch_op is None:
+            self._torch_op = _register_custom_op(self)
+        return self._torch_op
+
+    def _compiled_call(self, a: torch.Tensor, b: torch.Tensor, kwargs: Dict[str, Any]) -> torch.Tensor:
+        ep = self.spec.epilogue
+        view = kwargs.get("view")
+        return self.torch_op(a, b, kwargs.get("bias"), kwargs.get("c"), kwargs.get("e"),
+                             float(kwargs.get("alpha", 1.0)), float(kwargs.get("beta", 0.0)),
+                             list(view) if view is not None else None,
+                             float(kwargs.get("negative_slope", ep.leaky_slope)), kwargs.get("split_k"),
+                             kwargs.get("mode"), kwargs.get("variant"))
+
     def __call__(self, a: torch.Tensor, b: torch.Tensor, **kwargs: Any) -> torch.Tensor:
         for key in kwargs:
             if key not in self.keywords:
@@ -264,6 +286,10 @@ class Op:
         for key in self.required:
             if kwargs.get(key) is None:
                 raise TypeError(f"{self.name}() missing required keyword argument {key!r}")
+        if torch.compiler.is_compiling():
+            if kwargs.get("out") is not None:
+                raise TypeError(f"{self.name}(): out= is not supported under torch.compile")
+            return self._compiled_call(a, b, kwargs)
         ep = self.spec.epilogue
         alpha = float(kwargs.get("alpha", 1.0))
         beta = float(kwargs.get("beta", 0.0))
@@ -443,13 +469,13 @@ class Op:
     def _launch(self, o: _Operands, m: int, alpha: float, beta: float, slope: float, view: Any,
                 device: torch.device, split_k: Optional[int], mode: Optional[str],
                 variant: Optional[str]) -> None:
-        """Picks a variant and runs it on the device's current stream."""
-        with torch.cuda.device(device):
-            self._launch_on(o, m, alpha, beta, slope, view, device, torch.cuda.current_stream(device),
-                            split_k, mode, variant)
+        """Picks a variant and runs it on the device's current stream. (The library selects
+        the device itself from ``CksArgs.device``; no device guard is needed here.)"""
+        self._launch_on(o, m, alpha, beta, slope, view, device, _current_stream(device.index),
+                        split_k, mode, variant)
 
     def _launch_on(self, o: _Operands, m: int, alpha: float, beta: float, slope: float, view: Any,
-                   device: torch.device, stream: torch.cuda.Stream, split_k: Optional[int],
+                   device: torch.device, stream: int, split_k: Optional[int],
                    mode: Optional[str], variant: Optional[str]) -> None:
         ep = self.spec.epilogue
         args = abi.CksArgs()
@@ -504,8 +530,7 @@ class Op:
         raise ValueError(f"{self.name}: no built variant can run M={m} N={o.n} K={o.k} ({self.spec.dtype.value}):\n  "
                          + "\n  ".join(unique))
 
-    def _run_plan(self, plan: "_Plan", args: abi.CksArgs, device: torch.device,
-                  stream: torch.cuda.Stream) -> int:
+    def _run_plan(self, plan: "_Plan", args: abi.CksArgs, device: torch.device, stream: int) -> int:
         args.split_k = plan.split
         ws = self.library.workspace
         if plan.semaphore_bytes:
@@ -514,7 +539,7 @@ class Op:
         if plan.partial_bytes:
             part = ws.partials(device, stream, plan.partial_bytes)
             args.partials, args.partial_bytes = part.data_ptr(), part.numel() * 4
-        return self.bound.run[plan.variant](ctypes.byref(args), ctypes.c_void_p(stream.cuda_stream))
+        return self.bound.run[plan.variant](ctypes.byref(args), ctypes.c_void_p(stream))
 
     def _empty_k(self, out, m, n, alpha, beta, c, bias, e, view, slope) -> torch.Tensor:
         """K == 0: the product is zero; the epilogue still applies (computed by torch)."""
@@ -531,6 +556,40 @@ class Op:
             v = v * e.float()
         out.copy_(reference_permute(v, ep.permute, view))
         return out
+
+
+_CUSTOM_OP_IDS = itertools.count()
+
+
+def _register_custom_op(op: "Op") -> Any:
+    """Registers ``cutlass_splitk::<op>_<build hash>_<n>`` (n distinguishes libraries loaded
+    twice in one process) with a fake implementation for tracing."""
+    qualname = f"cutlass_splitk::{op.name}_{op.library.build_hash[:8] or 'x'}_{next(_CUSTOM_OP_IDS)}"
+    schema = ("(Tensor a, Tensor b, Tensor? bias, Tensor? c, Tensor? e, float alpha, float beta, "
+              "int[]? view, float negative_slope, int? split_k, str? mode, str? variant) -> Tensor")
+
+    def impl(a, b, bias, c, e, alpha, beta, view, negative_slope, split_k, mode, variant):
+        kwargs: Dict[str, Any] = {"split_k": split_k, "mode": mode, "variant": variant}
+        values = {"bias": bias, "c": c, "e": e, "alpha": alpha, "beta": beta,
+                  "view": tuple(view) if view is not None else None, "negative_slope": negative_slope}
+        kwargs.update({k: v for k, v in values.items() if k in op.keywords})
+        return op(a, b, **kwargs)
+
+    custom = torch.library.custom_op(qualname, impl, mutates_args=(), device_types="cuda", schema=schema)
+
+    def fake(a, b, bias, c, e, alpha, beta, view, negative_slope, split_k, mode, variant):
+        return a.new_empty(op._out_shape(a.shape[0], b.shape[1], tuple(view) if view is not None else None))
+
+    custom.register_fake(fake)
+    return custom
+
+
+def _current_stream(index: int) -> int:
+    """The raw cudaStream_t of the device's current stream (cheap: no Stream object)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return int(raw(index))
+    return int(torch.cuda.current_stream(index).cuda_stream)
 
 
 def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:

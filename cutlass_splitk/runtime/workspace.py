@@ -26,24 +26,25 @@ class _Buffers:
 
 @dataclass
 class Workspace:
-    """Owned by one Library; keyed by (device index, stream handle)."""
+    """Owned by one Library; keyed by (device index, raw cudaStream_t handle). The caller
+    allocates while that stream is current, so the tensors belong to it."""
 
     _buffers: Dict[Tuple[int, int], _Buffers] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def _get(self, device: torch.device, stream: torch.cuda.Stream) -> _Buffers:
-        key = (device.index, stream.cuda_stream)
+    def _get(self, device: torch.device, stream: int) -> _Buffers:
+        key = (device.index, stream)
         with self._lock:
             return self._buffers.setdefault(key, _Buffers())
 
-    def semaphores(self, device: torch.device, stream: torch.cuda.Stream, nbytes: int) -> torch.Tensor:
+    def semaphores(self, device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
         buf = self._get(device, stream)
         if buf.semaphores is None or buf.semaphores.numel() * 4 < nbytes:
             words = max(1024, 1 << (max(nbytes // 4, 1) - 1).bit_length())
             buf.semaphores = torch.zeros(words, dtype=torch.int32, device=device)
         return buf.semaphores
 
-    def partials(self, device: torch.device, stream: torch.cuda.Stream, nbytes: int) -> torch.Tensor:
+    def partials(self, device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
         buf = self._get(device, stream)
         if buf.partials is None or buf.partials.numel() * 4 < nbytes:
             words = max(1 << 16, 1 << (max(nbytes // 4, 1) - 1).bit_length())
