@@ -87,6 +87,29 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from .bench import load_shapes
+    from .runtime import LibraryError, load
+
+    try:
+        lib = load(args.dir, tune_cache=args.cache)
+    except LibraryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.shape:
+        shapes = [tuple(int(x) for x in text.split(",")) + (None,) for text in args.shape]
+    else:
+        shapes = [(s.m, s.n, s.k, s.view) for s in load_shapes(Path(args.shapes))]
+    op = lib.op(args.op)
+    for m, n, k, view in shapes:
+        if op.spec.epilogue.permute.value == "qkv_split" and view is not None:
+            view = (view[0], view[1], 3, view[2] // 3, view[3]) if view[2] % 3 == 0 else None
+        entry = op.tune(m, n, k, view=tuple(view) if view else None, verbose=args.verbose)
+        print(f"{args.op} M={m} N={n} K={k}: {entry['variant']} split={entry['split']} {entry['us']:.1f} us")
+    print(f"cache: {lib.tune_cache.path}")
+    return 0
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cutlass-splitk", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -125,6 +148,15 @@ def make_parser() -> argparse.ArgumentParser:
     e.add_argument("--device-name", default="NVIDIA H100 80GB HBM3")
     e.add_argument("--major", type=int, default=9)
     e.set_defaults(fn=_cmd_explain)
+
+    t = sub.add_parser("tune", help="time every (variant, split) per shape and cache the fastest")
+    t.add_argument("dir", help="a built directory")
+    t.add_argument("--op", required=True)
+    t.add_argument("--shapes", default="benchmarks/bench_shapes.yaml", help="shape file (YAML with 'shapes:')")
+    t.add_argument("--shape", action="append", help="M,N,K (repeatable; overrides --shapes)")
+    t.add_argument("--cache", help="tuning cache file (default: $CUTLASS_SPLITK_TUNE_CACHE or ~/.cache/cutlass-splitk/tune.json)")
+    t.add_argument("-v", "--verbose", action="store_true")
+    t.set_defaults(fn=_cmd_tune)
 
     try:
         from .bench import add_parser as add_bench

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import json
+import os
 import threading
 import warnings
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import torch
 
 from ..spec import Activation, BiasMode, DType, EOp, Layout, OpSpec, Permute, SplitMode
-from . import abi, dispatch
+from . import abi, dispatch, tuning
 from .workspace import Workspace
 
 TORCH_DTYPES = {DType.F16: torch.float16, DType.BF16: torch.bfloat16}
@@ -49,8 +50,13 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def load(directory: Union[str, Path], *, verify: bool = True) -> "Library":
-    """Loads a directory written by ``cutlass-splitk build``."""
+def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Optional[Union[str, Path]] = None,
+         autotune: Optional[bool] = None) -> "Library":
+    """Loads a directory written by ``cutlass-splitk build``.
+
+    ``tune_cache``: the autotuning cache file (default ``$CUTLASS_SPLITK_TUNE_CACHE`` or
+    ``~/.cache/cutlass-splitk/tune.json``). ``autotune``: tune each new problem on its first
+    call (default: ``CUTLASS_SPLITK_AUTOTUNE=1`` in the environment)."""
     directory = Path(directory)
     rebuild = f"rebuild it with: cutlass-splitk build <config.yaml> -o {directory}"
     manifest_path = directory / MANIFEST
@@ -67,7 +73,9 @@ def load(directory: Union[str, Path], *, verify: bool = True) -> "Library":
         raise LibraryError(f"{manifest_path}: built for ABI version {found}, this runtime speaks "
                            f"{abi.ABI_VERSION}; {rebuild}")
     ops: Dict[str, Op] = {}
-    library = Library(directory, manifest, ops)
+    if autotune is None:
+        autotune = os.environ.get("CUTLASS_SPLITK_AUTOTUNE", "0") not in ("", "0")
+    library = Library(directory, manifest, ops, tuning.TuneCache(tune_cache), autotune)
     try:
         entries = manifest["libraries"].items()
         descriptions = manifest["ops"]
@@ -100,11 +108,15 @@ def load(directory: Union[str, Path], *, verify: bool = True) -> "Library":
 class Library:
     """The ops of one built directory. Ops are attributes: ``lib.linear_f16(a, b)``."""
 
-    def __init__(self, directory: Path, manifest: dict, ops: Dict[str, "Op"]):
+    def __init__(self, directory: Path, manifest: dict, ops: Dict[str, "Op"],
+                 tune_cache: Optional[tuning.TuneCache] = None, autotune: bool = False):
         self.directory = directory
         self.manifest = manifest
         self._ops = ops
         self.workspace = Workspace()
+        self.tune_cache = tune_cache or tuning.TuneCache()
+        self.autotune = autotune
+        self._device_keys: Dict[int, str] = {}
         self._devices: Dict[int, dispatch.DeviceInfo] = {}
         self._devices_lock = threading.Lock()
 
@@ -140,6 +152,20 @@ class Library:
                     p.name, p.multi_processor_count, p.major, p.minor)
             return self._devices[index]
 
+    def device_key(self, index: int) -> str:
+        with self._devices_lock:
+            if index not in self._device_keys:
+                self._device_keys[index] = tuning.device_key(index)
+            return self._device_keys[index]
+
+    def tune(self, op: str, shapes: Sequence[Tuple[int, int, int]], *, view: Any = None,
+             verbose: bool = False) -> List[dict]:
+        """Times every (variant, split) of ``op`` on the current device for each (M, N, K)
+        on random inputs (rotating over enough input sets to defeat L2), stores the fastest
+        in the tuning cache and returns the entries. ``view`` is needed for permuted ops."""
+        o = self.op(op)
+        return [o.tune(m, n, k, view=view, verbose=verbose) for (m, n, k) in shapes]
+
     def explain(self, op: str, m: int, n: int, k: int, *, device: Optional[dispatch.DeviceInfo] = None,
                 split_k: Optional[int] = None, mode: Optional[str] = None, variant: Optional[str] = None,
                 top: int = 5) -> str:
@@ -148,6 +174,12 @@ class Library:
         dev = device or self.device_info(torch.cuda.current_device())
         cands = o.candidates(m, n, k, dev, split_k, mode, variant)
         lines = [f"{op}: M={m} N={n} K={k} on {dev.name} ({dev.sm_count} SMs), heuristic ranking:"]
+        if device is None and split_k is None and mode is None and variant is None:
+            entry = self.tune_cache.get(o._tune_key(torch.cuda.current_device(), m, n, k))
+            if entry is not None:
+                lines[0] = (f"{op}: M={m} N={n} K={k}: tuned choice {entry['variant']} split={entry['split']} "
+                            f"({entry['us']:.1f} us measured {entry['when']}, cache {self.tune_cache.path}); "
+                            "heuristic ranking:")
         for i, c in enumerate(cands[:top]):
             lines.append(f"  {'->' if i == 0 else '  '} {c.describe()}")
         if len(cands) > top:
@@ -503,23 +535,24 @@ class Op:
                                   f"M={m} N={o.n} K={o.k}: {abi.STATUS_NAMES.get(status, status)}: "
                                   f"{self.bound.last_error()}")
         # First call for this problem (or the cached plan's variant rejected these
-        # pointers): rank the candidates and take the first the library accepts.
+        # pointers): the tuned choice if the cache has one (or autotuning is on), then the
+        # heuristic's ranking; the first candidate the library accepts runs.
         dev = self.library.device_info(device.index)
+        order = [(c.variant.name, c.split) for c in self.candidates(m, o.n, o.k, dev, split_k, mode, variant)]
+        if split_k is None and mode is None and variant is None:
+            tuned = self._tuned_choice(device.index, m, o.n, o.k)
+            if tuned is None and self.library.autotune:
+                tuned = self._tune_in_place(args, o, device, stream, order, m)
+            if tuned is not None:
+                order.insert(0, tuned)
         rejected: List[str] = []
-        query = abi.CksQuery()
-        for cand in self.candidates(m, o.n, o.k, dev, split_k, mode, variant):
-            args.split_k = cand.split
-            status = self.bound.query[cand.variant.name](ctypes.byref(args), ctypes.byref(query))
-            if status == abi.STATUS_INVALID_PROBLEM:
-                rejected.append(f"{cand.variant.name}: {self.bound.last_error()}")
+        for name, split in order:
+            plan = self._query(name, split, args, rejected)
+            if plan is None:
                 continue
-            if status != 0:
-                raise KernelError(f"{self.name}: {cand.variant.name} query failed "
-                                  f"({abi.STATUS_NAMES.get(status, status)}): {self.bound.last_error()}")
-            plan = _Plan(cand.variant.name, cand.split, query.semaphore_bytes, query.partial_bytes)
             status = self._run_plan(plan, args, device, stream)
             if status != 0:
-                raise KernelError(f"{self.name}: {cand.variant.name} (split {cand.split}) failed for "
+                raise KernelError(f"{self.name}: {name} (split {split}) failed for "
                                   f"M={m} N={o.n} K={o.k}: {abi.STATUS_NAMES.get(status, status)}: "
                                   f"{self.bound.last_error()}")
             if len(self._plans) >= PLAN_CACHE_SIZE:
@@ -529,6 +562,110 @@ class Op:
         unique = sorted(set(rejected))
         raise ValueError(f"{self.name}: no built variant can run M={m} N={o.n} K={o.k} ({self.spec.dtype.value}):\n  "
                          + "\n  ".join(unique))
+
+    def _query(self, name: str, split: int, args: abi.CksArgs, rejected: List[str]) -> Optional["_Plan"]:
+        """Asks the library whether ``name`` can run ``args`` at ``split``; None if not."""
+        args.split_k = split
+        query = abi.CksQuery()
+        status = self.bound.query[name](ctypes.byref(args), ctypes.byref(query))
+        if status == abi.STATUS_INVALID_PROBLEM:
+            rejected.append(f"{name}: {self.bound.last_error()}")
+            return None
+        if status != 0:
+            raise KernelError(f"{self.name}: {name} query failed "
+                              f"({abi.STATUS_NAMES.get(status, status)}): {self.bound.last_error()}")
+        return _Plan(name, split, query.semaphore_bytes, query.partial_bytes)
+
+    # --- autotuning ----------------------------------------------------------------------------
+
+    def _tune_key(self, device_index: int, m: int, n: int, k: int) -> str:
+        return "|".join([self.library.device_key(device_index), self.library.build_hash, self.name,
+                         f"m{tuning.m_bucket(m)}", f"n{n}", f"k{k}", self.spec.dtype.value,
+                         self.spec.layout.value])
+
+    def _tuned_choice(self, device_index: int, m: int, n: int, k: int) -> Optional[Tuple[str, int]]:
+        key = self._tune_key(device_index, m, n, k)
+        entry = self.library.tune_cache.get(key)
+        if entry is None:
+            return None
+        v = next((v for v in self.spec.variants if v.name == entry.get("variant")), None)
+        if v is None or entry.get("split") not in v.splits:
+            warnings.warn(f"tuning cache {self.library.tune_cache.path}: entry for {self.name} M={m} N={n} K={k} "
+                          f"names {entry.get('variant')!r} split {entry.get('split')!r}, which this library does "
+                          "not have; ignored", tuning.TuneCacheWarning, stacklevel=5)
+            return None
+        return v.name, int(entry["split"])
+
+    def _tune_in_place(self, args: abi.CksArgs, o: "_Operands", device: torch.device, stream: int,
+                       order: List[Tuple[str, int]], m: int) -> Optional[Tuple[str, int]]:
+        """Times every candidate on the caller's inputs (into a scratch output) and stores
+        the fastest. Used on the first call of a new problem when autotuning is on."""
+        scratch = torch.empty_like(o.d)
+        saved_d = args.d
+        args.d = scratch.data_ptr()
+        plans: Dict[Tuple[str, int], _Plan] = {}
+        for name, split in order:
+            plan = self._query(name, split, args, [])
+            if plan is not None:
+                plans[(name, split)] = plan
+
+        def run(name: str, split: int) -> None:
+            if self._run_plan(plans[(name, split)], args, device, stream) != 0:
+                raise ValueError(self.bound.last_error())
+
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
+            results = tuning.time_candidates(run, list(plans), rotations=1)
+        args.d = saved_d
+        if not results:
+            return None
+        us, name, split = results[0]
+        self.library.tune_cache.put(self._tune_key(device.index, m, o.n, o.k), {
+            "variant": name, "split": split, "us": us, "candidates": len(results), "when": tuning.now(),
+            "inputs": "caller's"})
+        return name, split
+
+    def tune(self, m: int, n: int, k: int, *, view: Any = None, verbose: bool = False) -> dict:
+        """Times every candidate for (M, N, K) on random inputs, rotating input sets so the
+        operands do not stay in L2, and stores the fastest in the tuning cache."""
+        device = torch.device("cuda", torch.cuda.current_device())
+        ep = self.spec.epilogue
+        per_set = 2 * (m * k + k * n + 3 * m * n)
+        l2 = torch.cuda.get_device_properties(device).L2_cache_size
+        sets = max(1, min(8, -(-2 * l2 // max(per_set, 1))))
+        inputs = []
+        for _ in range(sets):
+            a = torch.randn(m, k, device=device, dtype=self.dtype)
+            b = (torch.randn(n, k, device=device, dtype=self.dtype).t() if self.spec.layout is Layout.TN
+                 else torch.randn(k, n, device=device, dtype=self.dtype))
+            kw: Dict[str, Any] = {}
+            if ep.bias is not BiasMode.NONE:
+                kw["bias"] = torch.randn(n if ep.bias is BiasMode.PER_COL else m, device=device, dtype=self.dtype)
+            if ep.e_op is not EOp.NONE:
+                kw["e"] = torch.randn(m, n, device=device, dtype=self.dtype)
+            if ep.permute is not Permute.NONE:
+                kw["view"] = view
+            inputs.append((a, b, kw))
+        state = {"i": 0}
+
+        def run(name: str, split: int) -> None:
+            a, b, kw = inputs[state["i"] % sets]
+            state["i"] += 1
+            self(a, b, split_k=split, variant=name, **kw)
+
+        cands = [(c.variant.name, c.split) for c in
+                 self.candidates(m, n, k, self.library.device_info(device.index))]
+        results = tuning.time_candidates(run, cands, rotations=sets)
+        if not results:
+            raise ValueError(f"{self.name}: no built variant can run M={m} N={n} K={k}")
+        us, name, split = results[0]
+        entry = {"variant": name, "split": split, "us": us, "candidates": len(results),
+                 "when": tuning.now(), "inputs": f"random, {sets} rotating set(s)"}
+        self.library.tune_cache.put(self._tune_key(device.index, m, n, k), entry)
+        self._plans.clear()
+        if verbose:
+            for t, v, sp in results[:5]:
+                print(f"  {t:8.1f} us  {v} split={sp}")
+        return {"op": self.name, "m": m, "n": n, "k": k, **entry}
 
     def _run_plan(self, plan: "_Plan", args: abi.CksArgs, device: torch.device, stream: int) -> int:
         args.split_k = plan.split

@@ -1,0 +1,57 @@
+"""The tuning cache without a GPU: atomic merge across writers, corrupt files ignored."""
+
+import json
+import multiprocessing
+import warnings
+
+import pytest
+
+from cutlass_splitk.runtime.tuning import TuneCache, TuneCacheWarning, m_bucket
+
+
+def test_m_bucket():
+    assert [m_bucket(m) for m in (1, 7, 16, 17, 33, 64, 65, 1000)] == [1, 7, 16, 32, 64, 64, 128, 1024]
+
+
+def test_put_get_roundtrip(tmp_path):
+    path = tmp_path / "sub" / "tune.json"
+    cache = TuneCache(path)
+    assert cache.get("k") is None
+    cache.put("k", {"variant": "v", "split": 4})
+    assert TuneCache(path).get("k") == {"variant": "v", "split": 4}
+    assert json.loads(path.read_text())["version"] == 1
+
+
+def test_corrupt_file_is_ignored_with_warning(tmp_path):
+    path = tmp_path / "tune.json"
+    path.write_text("{not json")
+    with pytest.warns(TuneCacheWarning, match="unreadable tuning cache ignored"):
+        assert TuneCache(path).get("k") is None
+    path.write_text(json.dumps({"version": 99, "entries": {}}))
+    with pytest.warns(TuneCacheWarning, match="unknown format"):
+        assert TuneCache(path).entries() == {}
+    # A corrupt file is replaced, not appended to, by the next put.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TuneCacheWarning)
+        TuneCache(path).put("k", {"split": 2})
+    assert json.loads(path.read_text())["entries"] == {"k": {"split": 2}}
+
+
+def _writer(path, start):
+    cache = TuneCache(path)
+    for i in range(start, start + 25):
+        cache.put(f"key{i}", {"split": i})
+
+
+def test_two_processes_merge(tmp_path):
+    path = tmp_path / "tune.json"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(path, s)) for s in (0, 100)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    entries = json.loads(path.read_text())["entries"]
+    assert sorted(entries) == sorted([f"key{i}" for i in range(25)] + [f"key{i}" for i in range(100, 125)])
+    assert not list(tmp_path.glob(".*.tmp"))
