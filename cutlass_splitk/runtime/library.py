@@ -102,6 +102,8 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
             raise LibraryError(f"{so}: its self-description does not match {manifest_path} (stale "
                                f"library); {rebuild}")
         ops[name] = Op(library, spec, bound)
+        # Registered now, not on first use: torch.compile must find the op already there.
+        ops[name]._torch_op = _register_custom_op(ops[name])
     return library
 
 
@@ -294,11 +296,9 @@ class Op:
 
     @property
     def torch_op(self) -> Any:
-        """This op as a ``torch.library`` custom op (registered on first use) with a fake
+        """This op as a ``torch.library`` custom op (registered by ``load``) with a fake
         implementation, so torch.compile(fullgraph=True) traces through it. Schema:
         ``(a, b, bias?, c?, e?, alpha, beta, view?, negative_slope, split_k?, mode?, variant?)``."""
-        if self._torch_op is None:
-            self._torch_op = _register_custom_op(self)
         return self._torch_op
 
     def _compiled_call(self, a: torch.Tensor, b: torch.Tensor, kwargs: Dict[str, Any]) -> torch.Tensor:
