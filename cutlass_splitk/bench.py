@@ -278,7 +278,7 @@ def plot(rows: Sequence[Row], path: Path) -> None:
         ax.bar([x + i * width for x in range(len(rows))], vals, width, label=name)
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
-    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xticklabels(labels, fontsize=7, rotation=30, ha="right")
     ax.set_ylabel("speed-up of cutlass-splitk (>1 = faster)")
     ax.legend(fontsize=7)
     fig.tight_layout()
