@@ -19,7 +19,7 @@ Schema (see README.md, "YAML reference")::
           leaky_slope: 0.01                   # default negative slope (leaky_relu only)
           e_op: none | add | mul              # elementwise with a second (M, N) tensor E
           permute: none | head_split | qkv_split
-        variants:
+        variants:                             # a grid, or a list of grids (their union)
           tile: [[128, 128, 32], ...]         # threadblock M, N, K
           warp: auto | [[64, 64, 32], ...]    # one per tile
           instruction: auto | [16, 8, 16]
@@ -259,7 +259,7 @@ class _Reader:
             raise self.doc.error(path, f"expected [M, N, K], got {value!r}")
         return tuple(self.integer(v, path + (i,), 1, 1024) for i, v in enumerate(value))  # type: ignore[return-value]
 
-    def shape3_list(self, value: Any, path: Path_) -> Tuple[Shape3, ...]:
+    def shape3_list(self, value: Any, path: Path_, unique: bool = True) -> Tuple[Shape3, ...]:
         if not isinstance(value, list) or not value:
             raise self.doc.error(path, "empty grid: expected a list of [M, N, K] triples, e.g. [[128, 128, 32]]"
                                  if isinstance(value, list) else
@@ -268,7 +268,7 @@ class _Reader:
             raise self.doc.error(path, f"expected a list of [M, N, K] triples, e.g. [{value!r}]")
         shapes = [self.shape3(v, path + (i,)) for i, v in enumerate(value)]
         for i, s in enumerate(shapes):
-            if s in shapes[:i]:
+            if unique and s in shapes[:i]:
                 raise self.doc.error(path + (i,), f"duplicate value {list(s)}")
         return tuple(shapes)
 
@@ -321,7 +321,7 @@ def _parse_variants(r: _Reader, name: str, dtype: DType, layout: Layout, archs: 
     if warp_value == "auto":
         warps = tuple(auto_warp(t) for t in tiles)
     else:
-        warps = r.shape3_list(warp_value, path + ("warp",)) if isinstance(warp_value, list) else None
+        warps = r.shape3_list(warp_value, path + ("warp",), unique=False) if isinstance(warp_value, list) else None
         if warps is None:
             raise r.doc.error(path + ("warp",), f"expected 'auto' or a list of [M, N, K] triples, got {warp_value!r}")
         if len(warps) != len(tiles):
@@ -418,8 +418,21 @@ def parse_config(text: str, file: str) -> Config:
         layout = r.enum(op["layout"], path + ("layout",), Layout) if "layout" in op else Layout.TN
         archs = r.int_list(op.get("arch", list(DEFAULT_ARCHS)), path + ("arch",), 0, 1000, SUPPORTED_ARCHS)
         epilogue = _parse_epilogue(r, op.get("epilogue"), path + ("epilogue",))
-        variants = _parse_variants(r, name, dtype, layout, tuple(sorted(archs)), op["variants"],
-                                   path + ("variants",), pruned)
+        grids = op["variants"]
+        if isinstance(grids, list):  # a list of grids: their union
+            if not grids:
+                raise doc.error(path + ("variants",), "empty grid: give a grid mapping or a list of them")
+            found: List[KernelVariant] = []
+            for i, grid in enumerate(grids):
+                for v in _parse_variants(r, name, dtype, layout, tuple(sorted(archs)), grid,
+                                         path + ("variants", i), pruned):
+                    if any(v.name == f.name for f in found):
+                        raise doc.error(path + ("variants", i), f"variant {v.name} is already defined by an earlier grid")
+                    found.append(v)
+            variants = tuple(found)
+        else:
+            variants = _parse_variants(r, name, dtype, layout, tuple(sorted(archs)), grids,
+                                       path + ("variants",), pruned)
         ops.append(OpSpec(name, dtype, layout, epilogue, tuple(sorted(archs)), variants))
     return Config(file, tuple(ops), tuple(pruned))
 
