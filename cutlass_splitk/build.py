@@ -279,7 +279,9 @@ def build(
 
     def compile_unit(unit: codegen.SourceUnit) -> Path:
         source = (src_dir / unit.relpath).resolve()
-        probe = toolchain.compile_command(source, Path("OUT"), archs[unit.op])
+        # The key leaves out where the source and object live: the same text and flags
+        # give the same object in any checkout or generated directory.
+        probe = toolchain.compile_command(Path("SRC.cu"), Path("OUT.o"), archs[unit.op])
         key = _sha256(unit.text.encode(), _headers_digest(), "\0".join(probe).encode(), fingerprint)
 
         def make(tmp: Path) -> None:

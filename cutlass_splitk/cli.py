@@ -82,8 +82,19 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     device = None
     if args.sms:
         device = DeviceInfo.from_properties(args.device_name, args.sms, args.major, 0)
-    print(lib.explain(args.op, args.m, args.n, args.k, device=device, split_k=args.split_k,
-                      mode=args.mode, top=args.top))
+    else:
+        import torch
+
+        if not torch.cuda.is_available():
+            print("error: no CUDA GPU here: pass --sms (and --device-name, --major) to model one",
+                  file=sys.stderr)
+            return 1
+    try:
+        print(lib.explain(args.op, args.m, args.n, args.k, device=device, split_k=args.split_k,
+                          mode=args.mode, top=args.top))
+    except (AttributeError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -131,12 +131,23 @@ class _Doc:
     def error(self, path: Path_, message: str) -> ConfigError:
         return ConfigError(self.file, self.line(path), _field(path), message)
 
+    def scalar(self, node: yaml.ScalarNode, path: Path_) -> Any:
+        """A scalar's value; a malformed explicitly tagged scalar (``!!int abc``) is a
+        ConfigError, not whatever exception the YAML constructor raises."""
+        try:
+            return yaml.SafeLoader("").construct_object(node)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, AttributeError, OverflowError, IndexError, KeyError):
+            raise ConfigError(self.file, node.start_mark.line + 1, _field(path),
+                              f"invalid {node.tag.rsplit(':', 1)[-1]} scalar {node.value!r}") from None
+
     def convert(self, node: yaml.Node, path: Path_, depth: int = 0) -> Any:
         if depth > 64:
             raise ConfigError(self.file, node.start_mark.line + 1, _field(path), "nesting deeper than 64 levels")
         self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.ScalarNode):
-            return yaml.SafeLoader("").construct_object(node)
+            return self.scalar(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.convert(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
@@ -144,7 +155,7 @@ class _Doc:
             for key_node, _ in node.value:
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                     continue
-                key = yaml.SafeLoader("").construct_object(key_node)
+                key = self.scalar(key_node, path)
                 line = key_node.start_mark.line + 1
                 if key in seen:
                     raise ConfigError(self.file, line, _field(path + (str(key),)),
@@ -157,7 +168,7 @@ class _Doc:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise ConfigError(self.file, key_node.start_mark.line + 1, _field(path),
                                       "mapping keys must be plain strings")
-                key = loader.construct_object(key_node)
+                key = self.scalar(key_node, path)
                 if not isinstance(key, str):
                     raise ConfigError(self.file, key_node.start_mark.line + 1, _field(path),
                                       f"mapping keys must be strings, got {type(key).__name__} {key!r}")
@@ -228,9 +239,13 @@ class _Reader:
     def number(self, value: Any, path: Path_) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.doc.error(path, f"expected a number, got {_type_name(value)} {value!r}")
-        if value != value or value in (float("inf"), float("-inf")):
+        try:
+            number = float(value)
+        except OverflowError:
+            raise self.doc.error(path, "number out of range") from None
+        if number != number or number in (float("inf"), float("-inf")):
             raise self.doc.error(path, f"expected a finite number, got {value!r}")
-        return float(value)
+        return number
 
     def enum(self, value: Any, path: Path_, cls: Type[E]) -> E:
         names = [m.value for m in cls]
@@ -281,7 +296,8 @@ VARIANT_KEYS = ("tile", "warp", "instruction", "stages", "alignment", "swizzle",
 
 
 def auto_warp(tile: Shape3) -> Shape3:
-    """Four warps per threadblock: halve the larger of the warp's M/N until there are four."""
+    """Four warps per threadblock (halving the larger of the warp's M/N until there are
+    four), and no warp tile above 64x64."""
     m, n, k = tile
     wm, wn = m, n
     while (m // wm) * (n // wn) < 4:
@@ -291,6 +307,11 @@ def auto_warp(tile: Shape3) -> Shape3:
             wm //= 2
         else:
             break
+    # Keep each warp's accumulator tile at most 64x64 (more spills): large tiles get 8+ warps.
+    while wm > 64:
+        wm //= 2
+    while wn > 64:
+        wn //= 2
     return (wm, wn, k)
 
 
@@ -377,7 +398,10 @@ def _parse_variants(r: _Reader, name: str, dtype: DType, layout: Layout, archs: 
             smem = kv.smem_bytes(dtype)
             contiguous_b = tile[2] if layout is Layout.TN else tile[1]
             reason = None
-            if smem > smem_limit:
+            if tile[2] > 64:
+                reason = (f"tile K {tile[2]} > 64: CUTLASS's crosswise shared-memory layout for 16-bit "
+                          "operands needs K <= 64 (128 bytes)")
+            elif smem > smem_limit:
                 reason = f"shared memory {smem} B > {smem_limit} B limit of sm_{limiting_arch}"
             elif tile[2] % align or contiguous_b % align:
                 reason = f"tile {list(tile)} is not a multiple of alignment {align} along the contiguous dimension"
@@ -410,7 +434,7 @@ def parse_config(text: str, file: str) -> Config:
     pruned: List[Pruned] = []
     for name, op_value in ops_value.items():
         path: Path_ = ("ops", name)
-        if not OP_NAME_RE.match(name):
+        if not OP_NAME_RE.fullmatch(name):
             raise doc.error(path, f"invalid op name {name!r}: use lower-case letters, digits and '_', "
                                   "starting with a letter (it becomes a Python attribute and a C symbol)")
         op = r.mapping(op_value, path, OP_KEYS, required=("dtype", "variants"))

@@ -88,7 +88,11 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
         if verify and _sha256(so) != entry["sha256"]:
             raise LibraryError(f"{so}: contents differ from the build (SHA-256 mismatch: truncated, "
                                f"corrupted or replaced); {rebuild}")
-        spec = OpSpec.from_json(descriptions[name])
+        try:
+            spec = OpSpec.from_json(descriptions[name])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LibraryError(f"{manifest_path}: malformed description of op {name!r} ({type(exc).__name__}: "
+                               f"{exc}); {rebuild}") from None
         try:
             bound = abi.bind(so, [v.name for v in spec.variants])
         except OSError as exc:
@@ -270,6 +274,12 @@ class Op:
 
     def candidates(self, m: int, n: int, k: int, dev: dispatch.DeviceInfo, split_k: Optional[int] = None,
                    mode: Optional[str] = None, variant: Optional[str] = None) -> List[dispatch.Candidate]:
+        return dispatch.rank(self._pool(split_k, mode, variant), m, n, k, dev, split_k)
+
+    def _pool(self, split_k: Optional[int], mode: Optional[str], variant: Optional[str]) -> List[Any]:
+        """The built variants allowed by the caller's split_k / mode / variant (validated)."""
+        if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
+            raise ValueError(f"{self.name}: split_k must be a positive int, got {split_k!r}")
         mode_enum = self._mode(mode)
         if variant is not None and variant not in {v.name for v in self.spec.variants}:
             raise ValueError(f"{self.name}: variant={variant!r} was not built; built variants: "
@@ -280,7 +290,7 @@ class Op:
                               for s in v.splits})
             raise ValueError(f"{self.name}: split_k={split_k} is not available"
                              + (f" in mode {mode}" if mode else "") + f"; built split factors: {offered}")
-        return dispatch.rank(pool, m, n, k, dev, split_k)
+        return pool
 
     def _mode(self, mode: Optional[str]) -> Optional[SplitMode]:
         if mode is None:
@@ -332,8 +342,7 @@ class Op:
         out = kwargs.get("out")
         slope = float(kwargs.get("negative_slope", ep.leaky_slope))
         split_k = kwargs.get("split_k")
-        if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
-            raise ValueError(f"{self.name}: split_k must be a positive int, got {split_k!r}")
+        pool = self._pool(split_k, kwargs.get("mode"), kwargs.get("variant"))
 
         self._check_tensor("a", a, 2, None)
         device = a.device
@@ -368,9 +377,7 @@ class Op:
         if k == 0:
             return self._empty_k(out, m, n, alpha, beta, c, bias, e, view, slope)
 
-        pool = dispatch.filter_variants(self.spec.variants, self._mode(kwargs.get("mode")),
-                                        kwargs.get("variant"), split_k)
-        align = min((v.alignment for v in pool), default=self.alignment)
+        align = min(v.alignment for v in pool)
         ops = self._operands(a, b, c, bias, e, out, m, n, k, beta, align)
         self._launch(ops, m, alpha, beta, slope, view, device, split_k, kwargs.get("mode"),
                      kwargs.get("variant"))
@@ -399,8 +406,8 @@ class Op:
         rank = 4 if p is Permute.HEAD_SPLIT else 5
         form = "(B, S, H, D)" if rank == 4 else "(B, S, 3, H, D)"
         if (not isinstance(view, (tuple, list)) or len(view) != rank
-                or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in view)):
-            raise ValueError(f"{self.name}: view must be {form} with positive ints, got {view!r}")
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in view)):
+            raise ValueError(f"{self.name}: view must be {form} with non-negative ints, got {view!r}")
         if rank == 5 and view[2] != 3:
             raise ValueError(f"{self.name}: view {tuple(view)} must have 3 at index 2 {form}")
         bsz, s = view[0], view[1]

@@ -550,9 +550,6 @@ struct Common {
 
   // Checks shared by both strategies; returns an empty string when the problem can run.
   static std::string check(CksArgs const& a) {
-    if (a.abi_version != CKS_ABI_VERSION)
-      return "ABI version " + std::to_string(a.abi_version) + " != library's " +
-             std::to_string(CKS_ABI_VERSION);
     if (a.m <= 0 || a.n <= 0 || a.k <= 0)
       return "M, N, K must be positive (empty problems are handled by the caller)";
     if (a.split_k < 1) return "split_k must be >= 1";
@@ -598,6 +595,13 @@ struct Common {
     return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
   }
 
+  // A caller speaking another ABI gets CKS_ERROR_ABI, never "this variant cannot run".
+  static int check_abi(CksArgs const& a) {
+    if (a.abi_version == CKS_ABI_VERSION) return CKS_OK;
+    return fail(CKS_ERROR_ABI, "ABI version " + std::to_string(a.abi_version) + " != library's " +
+                                   std::to_string(CKS_ABI_VERSION) + ": rebuild the library");
+  }
+
   static int launched(char const* what) {
     cudaError_t err = cudaGetLastError();
     return err == cudaSuccess ? CKS_OK : cuda_fail(err, what);
@@ -622,6 +626,7 @@ struct SerialGemm {
   using Kernel = SerialSplitKKernel<typename Base::Mma, Epilogue, typename Cfg::Swizzle>;
 
   static int query(CksArgs const& a, CksQuery& q) {
+    if (int status = C::check_abi(a)) return status;
     std::string why = C::check(a);
     if (why.empty()) {
       typename FusedEpilogue<Cfg>::Params epi;
@@ -686,6 +691,7 @@ struct ParallelGemm {
       typename Cfg::Swizzle, Cfg::kStages, cutlass::arch::OpMultiplyAdd>::GemmKernel;
 
   static int query(CksArgs const& a, CksQuery& q) {
+    if (int status = C::check_abi(a)) return status;
     std::string why = C::check(a);
     if (why.empty()) {
       typename FusedEpilogue<Cfg>::Params epi;
