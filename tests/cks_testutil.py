@@ -1,0 +1,41 @@
+"""Helpers shared by the CPU tests (imported by conftest.py and the test modules)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the package is used from the checkout, installed or not
+    sys.path.insert(0, str(ROOT))
+
+CONFIGS = ROOT / "configs"
+TEMPLATES = ROOT / "cutlass_splitk" / "templates"
+
+# One op, one tile, one stage count, both split modes, one arch: 1 group -> 2 variants.
+MINIMAL_OP_YAML = """\
+ops:
+  tiny_f16:
+    dtype: f16
+    arch: [90]
+    variants:
+      tile: [[64, 64, 64]]
+      stages: [3]
+      split_k:
+        serial: [1, 2]
+        parallel: [2, 4]
+"""
+
+MINIMAL_GROUP = "t64x64x64_w32x32x64_i16x8x16_s3_a8_z1"
+MINIMAL_VARIANTS = (
+    "tiny_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1",
+    "tiny_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1",
+)
+
+
+def write_yaml(tmp_path: Path, text: str, name: str = "x.yaml") -> Path:
+    """Writes ``text`` to ``tmp_path / name`` and returns the path."""
+    path = Path(tmp_path) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,75 @@
+"""Fixtures for the CPU test suite.
+
+* ``write_yaml``: ``write_yaml(text, name="x.yaml") -> Path`` in this test's tmp_path (the
+  module-level ``cks_testutil.write_yaml(tmp_path, text)`` is the same helper).
+* ``minimal_op_yaml``: a valid one-op config (f16, tile [[64, 64, 64]], stages [3],
+  serial [1, 2], parallel [2, 4], arch [90]).
+* ``tiny_build``: that config built once per session by the real nvcc (``nvcc`` marker;
+  skipped when nvcc is not on PATH). Tests that use it must not modify its directories.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cks_testutil import MINIMAL_OP_YAML, write_yaml as _write_yaml
+
+HAVE_NVCC = shutil.which("nvcc") is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAVE_NVCC:
+        return
+    skip = pytest.mark.skip(reason="nvcc is not on PATH (install the CUDA toolkit to run the nvcc tests)")
+    for item in items:
+        if "nvcc" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_caches(monkeypatch, tmp_path_factory):
+    """Nothing in the suite reads or writes ~/.cache (tuning cache, object cache)."""
+    base = tmp_path_factory.getbasetemp()
+    monkeypatch.setenv("CUTLASS_SPLITK_TUNE_CACHE", str(base / "tune-cache" / "tune.json"))
+    monkeypatch.setenv("CUTLASS_SPLITK_CACHE", str(base / "object-cache-default"))
+    monkeypatch.delenv("CUTLASS_SPLITK_AUTOTUNE", raising=False)
+
+
+@pytest.fixture
+def minimal_op_yaml() -> str:
+    return MINIMAL_OP_YAML
+
+
+@pytest.fixture
+def write_yaml(tmp_path):
+    def write(text: str, name: str = "x.yaml") -> Path:
+        return _write_yaml(tmp_path, text, name)
+
+    return write
+
+
+@dataclass(frozen=True)
+class TinyBuild:
+    config: Path  # .../tiny.yaml (stem "tiny")
+    generated: Path  # generated_dir passed to build(); sources are under generated / "tiny"
+    out: Path
+    cache: Path  # shared object cache: a rebuild of the same config compiles nothing (in any directory)
+    result: object  # the first BuildResult
+    manifest_text: str
+
+
+@pytest.fixture(scope="session")
+def tiny_build(tmp_path_factory) -> TinyBuild:
+    if not HAVE_NVCC:
+        pytest.skip("nvcc is not on PATH")
+    from cutlass_splitk.build import build
+
+    base = tmp_path_factory.mktemp("nvcc-tiny")
+    config = _write_yaml(base, MINIMAL_OP_YAML, "tiny.yaml")
+    gen, out, cache = base / "gen", base / "out", base / "cache"
+    result = build(config, out_dir=out, generated_dir=gen, cache_dir=cache, jobs=2, progress=False)
+    return TinyBuild(config, gen, out, cache, result, (out / "manifest.json").read_text())

@@ -1,0 +1,306 @@
+"""The build (cutlass_splitk.build): toolchain commands, errors, and one real nvcc build of the
+minimal config (session fixture ``tiny_build`` in conftest.py; ``nvcc`` marker)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cks_testutil import MINIMAL_OP_YAML, MINIMAL_VARIANTS, TEMPLATES, write_yaml
+from cutlass_splitk import codegen
+from cutlass_splitk.build import BuildError, Cutlass, Toolchain, build, find_cutlass, find_nvcc
+from cutlass_splitk.config import ConfigError, parse_config
+
+FAKE_CUTLASS = Cutlass(Path("/opt/cutlass/include"), Path("/opt/cutlass/tools/util/include"), "9.9.9")
+
+EXPECTED_EXPORTS = {"cks_abi_version", "cks_describe", "cks_last_error"} | {
+    f"cks_{v}_{fn}" for v in MINIMAL_VARIANTS for fn in ("query", "run")}
+
+
+# --- commands (no nvcc needed) -------------------------------------------------------------------------
+
+
+def test_compile_command():
+    tc = Toolchain(Path("/fake/cuda/bin/nvcc"), FAKE_CUTLASS, extra_flags=("-lineinfo",))
+    cmd = tc.compile_command(Path("/src/op/g.cu"), Path("/obj/g.o"), [80, 90])
+    assert cmd[0] == "/fake/cuda/bin/nvcc"
+    assert [c for c in cmd if c.startswith("-gencode")] == [
+        "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"]
+    assert [c for c in cmd if c.startswith("-I")] == [
+        f"-I{TEMPLATES}", "-I/opt/cutlass/include", "-I/opt/cutlass/tools/util/include"]
+    assert "-Xcompiler=-fPIC,-fvisibility=hidden" in cmd
+    assert "-std=c++17" in cmd and "-O3" in cmd and "-DNDEBUG" in cmd
+    assert cmd[-4:] == ["-c", "/src/op/g.cu", "-o", "/obj/g.o"]
+    assert cmd.index("-lineinfo") < cmd.index("-c")  # extra flags come before the source
+    one = tc.compile_command(Path("s.cu"), Path("o.o"), [86])
+    assert [c for c in one if c.startswith("-gencode")] == ["-gencode=arch=compute_86,code=sm_86"]
+
+
+def test_link_command():
+    tc = Toolchain(Path("/fake/nvcc"), FAKE_CUTLASS)
+    cmd = tc.link_command([Path("/c/a.o"), Path("/c/b.o")], Path("/out/libx.so"))
+    assert cmd == ["/fake/nvcc", "-shared", "-cudart=static", "-Xcompiler=-fvisibility=hidden",
+                   "-Xlinker=--exclude-libs,ALL", "/c/a.o", "/c/b.o", "-o", "/out/libx.so"]
+
+
+def test_build_error_message():
+    exc = BuildError("thing failed", ["nvcc", "-c", "a b.cu"], "line 1\nline 2\n", "try again")
+    assert str(exc) == "thing failed\ncommand: nvcc -c 'a b.cu'\n--- output ---\nline 1\nline 2\n--- end ---\ntry again"
+    assert exc.command == ["nvcc", "-c", "a b.cu"] and exc.log == "line 1\nline 2\n"
+
+
+# --- errors before anything is written -----------------------------------------------------------------
+
+
+def test_missing_nvcc_with_cuda_home(tmp_path, monkeypatch):
+    cuda_home = tmp_path / "cuda"
+    cuda_home.mkdir()
+    monkeypatch.setenv("CUDA_HOME", str(cuda_home))
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML)
+    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    with pytest.raises(BuildError) as info:
+        build(config, out_dir=out, generated_dir=gen, cache_dir=cache, progress=False)
+    assert str(info.value) == (
+        f"nvcc not found\ncommand: \n--- output ---\nCUDA_HOME={cuda_home} has no bin/nvcc\n--- end ---\n"
+        "Set CUDA_HOME to a CUDA toolkit (12.x or 13.x) or unset it to use nvcc from PATH.")
+    assert not out.exists() and not gen.exists() and not cache.exists()
+
+
+def test_missing_nvcc_on_path(tmp_path, monkeypatch):
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(BuildError) as info:
+        find_nvcc()
+    assert str(info.value) == (
+        "nvcc not found\ncommand: \n--- output ---\nnvcc is not on PATH and CUDA_HOME is not set\n--- end ---\n"
+        "Install the CUDA toolkit and put its bin/ on PATH, or set CUDA_HOME.")
+
+
+def test_find_nvcc_prefers_cuda_home(tmp_path, monkeypatch):
+    nvcc = tmp_path / "cuda" / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert find_nvcc() == nvcc
+
+
+def test_missing_cutlass(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path))
+    with pytest.raises(BuildError) as info:
+        find_cutlass()
+    assert str(info.value).startswith(f"CUTLASS headers not found\ncommand: \n--- output ---\n"
+                                      f"{tmp_path}/include/cutlass/cutlass.h does not exist\n--- end ---\n")
+
+
+def test_config_error_before_anything_is_written(tmp_path):
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 3]"))
+    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    with pytest.raises(ConfigError) as info:
+        build(config, out_dir=out, generated_dir=gen, cache_dir=cache, progress=False,
+              toolchain=Toolchain(Path("/nonexistent/nvcc"), FAKE_CUTLASS))
+    assert str(info.value) == f"{config}:7: ops.tiny_f16.variants.stages[1]: duplicate value 3"
+    assert not out.exists() and not gen.exists() and not cache.exists()
+
+
+def test_unknown_op_before_anything_is_written(tmp_path):
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML)
+    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    with pytest.raises(BuildError) as info:
+        build(config, out_dir=out, generated_dir=gen, cache_dir=cache, ops=["nope", "tiny_f16"], progress=False,
+              toolchain=Toolchain(Path("/nonexistent/nvcc"), FAKE_CUTLASS))
+    assert str(info.value) == (f"unknown op(s) nope in {config}\ncommand: \n--- output ---\n\n--- end ---\n"
+                               "Valid ops: tiny_f16")
+    assert not out.exists() and not gen.exists() and not cache.exists()
+
+
+FAKE_NVCC = """\
+#!/bin/sh
+# A stand-in for nvcc: "compiles" by copying the source, "links" by concatenating objects.
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 12.4, V12.4.131"; exit 0; fi
+echo "$*" >> "$(dirname "$0")/calls.log"
+out=""; src=""; prev=""
+for a in "$@"; do
+  [ "$prev" = "-o" ] && out="$a"
+  [ "$prev" = "-c" ] && src="$a"
+  prev="$a"
+done
+if [ -n "$src" ]; then cp "$src" "$out"; exit 0; fi
+: > "$out"
+for a in "$@"; do case "$a" in *.o) cat "$a" >> "$out";; esac; done
+"""
+
+
+@pytest.fixture
+def fake_toolchain(tmp_path):
+    nvcc = tmp_path / "fakecuda" / "nvcc"
+    nvcc.parent.mkdir()
+    nvcc.write_text(FAKE_NVCC)
+    nvcc.chmod(0o755)
+    return Toolchain(nvcc, FAKE_CUTLASS)
+
+
+def _compiles(toolchain):
+    log = toolchain.nvcc.parent / "calls.log"
+    return [line for line in log.read_text().splitlines() if " -c " in line] if log.is_file() else []
+
+
+def test_cache_key_ignores_where_the_sources_and_objects_live(tmp_path, fake_toolchain):
+    # same text + same flags -> the same cached object, whatever --generated / -o directory
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
+    cache = tmp_path / "cache"
+    first = build(config, out_dir=tmp_path / "out1", generated_dir=tmp_path / "gen1", cache_dir=cache,
+                  jobs=2, progress=False, toolchain=fake_toolchain)
+    assert (first.compiled, first.linked) == (2, 1)
+    second = build(config, out_dir=tmp_path / "out2", generated_dir=tmp_path / "elsewhere" / "gen2",
+                   cache_dir=cache, jobs=2, progress=False, toolchain=fake_toolchain)
+    assert second.compiled == 0
+    assert second.linked == 1  # the cached library copied into the new output directory
+    assert len(_compiles(fake_toolchain)) == 2
+    assert second.manifest == first.manifest
+    assert (tmp_path / "out2" / "libtiny_f16.so").read_bytes() == (tmp_path / "out1" / "libtiny_f16.so").read_bytes()
+    # the objects hold the generated text (the fake nvcc copies it): the same in both places
+    for unit in codegen.render(parse_config(MINIMAL_OP_YAML, str(config))):
+        assert (tmp_path / "gen1" / "tiny" / unit.relpath).read_text() == \
+            (tmp_path / "elsewhere" / "gen2" / "tiny" / unit.relpath).read_text() == unit.text
+
+
+def test_cache_key_still_depends_on_the_flags_and_the_text(tmp_path, fake_toolchain):
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
+    cache = tmp_path / "cache"
+    kw = dict(generated_dir=tmp_path / "gen", cache_dir=cache, jobs=1, progress=False)
+    assert build(config, out_dir=tmp_path / "out", toolchain=fake_toolchain, **kw).compiled == 2
+    flagged = Toolchain(fake_toolchain.nvcc, FAKE_CUTLASS, extra_flags=("-lineinfo",))
+    assert build(config, out_dir=tmp_path / "out", toolchain=flagged, **kw).compiled == 2
+    # another stage count: a new group and a new library.cu (its description lists the variants)
+    write_yaml(tmp_path, MINIMAL_OP_YAML.replace("stages: [3]", "stages: [4]"), "tiny.yaml")
+    assert build(config, out_dir=tmp_path / "out", toolchain=fake_toolchain, **kw).compiled == 2
+    # and back: everything is cached
+    write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
+    assert build(config, out_dir=tmp_path / "out", toolchain=fake_toolchain, **kw).compiled == 0
+    assert len(_compiles(fake_toolchain)) == 6
+
+
+# --- the real build ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.nvcc
+def test_build_writes_sources_libraries_and_manifest(tiny_build):
+    result = tiny_build.result
+    so = tiny_build.out / "libtiny_f16.so"
+    assert result.out_dir == tiny_build.out
+    assert result.libraries == {"tiny_f16": so}
+    assert result.compiled == 2 and result.linked == 1  # one group + library.cu; one .so
+    config = parse_config(MINIMAL_OP_YAML, str(tiny_build.config))
+    for unit in codegen.render(config):
+        assert (tiny_build.generated / "tiny" / unit.relpath).read_text() == unit.text
+
+    manifest = json.loads(tiny_build.manifest_text)
+    assert tiny_build.manifest_text == json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    assert result.manifest == manifest
+    assert sorted(manifest) == ["abi_version", "build_hash", "config", "libraries", "ops", "toolchain"]
+    assert manifest["abi_version"] == codegen.ABI_VERSION == 1
+    assert manifest["config"] == codegen.display_path(str(tiny_build.config))
+    digest = hashlib.sha256(so.read_bytes()).hexdigest()
+    assert manifest["libraries"] == {"tiny_f16": {"file": "libtiny_f16.so", "sha256": digest}}
+    assert manifest["ops"] == {"tiny_f16": codegen.describe(config.ops[0])}
+    assert re.fullmatch(r"[0-9a-f]{16}", manifest["build_hash"])
+    assert re.fullmatch(r"nvcc [\d.]+; cutlass [\w.]+", manifest["toolchain"]), manifest["toolchain"]
+    assert sorted(p.name for p in tiny_build.out.iterdir()) == ["libtiny_f16.so", "manifest.json"]
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) is not installed")
+def test_library_exports_only_the_c_entry_points(tiny_build):
+    out = subprocess.run(["nm", "-D", "--defined-only", str(tiny_build.out / "libtiny_f16.so")],
+                         capture_output=True, text=True, check=True).stdout
+    symbols = [line.split() for line in out.splitlines() if line.strip()]
+    text_symbols = {s[-1] for s in symbols if s[-2] == "T"}
+    cks_symbols = {s[-1] for s in symbols if s[-1].startswith("cks_")}
+    assert cks_symbols == EXPECTED_EXPORTS
+    assert text_symbols - {"_init", "_fini"} == EXPECTED_EXPORTS, sorted(text_symbols - EXPECTED_EXPORTS)
+    assert not any("cutlass" in s[-1] for s in symbols)
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("ldd") is None, reason="ldd is not installed")
+def test_library_links_the_cuda_runtime_statically_and_not_torch(tiny_build):
+    out = subprocess.run(["ldd", str(tiny_build.out / "libtiny_f16.so")], capture_output=True, text=True,
+                         check=True).stdout
+    needed = [line.split()[0] for line in out.splitlines() if line.strip()]
+    assert needed, out
+    for bad in ("libcudart", "libtorch", "libc10", "libcuda.so", "libpython"):
+        assert not any(n.startswith(bad) for n in needed), (bad, needed)
+
+
+@pytest.mark.nvcc
+def test_second_build_is_a_no_op(tiny_build):
+    so = tiny_build.out / "libtiny_f16.so"
+    before = (so.stat().st_mtime_ns, (tiny_build.out / "manifest.json").stat().st_mtime_ns)
+    start = time.monotonic()
+    result = build(tiny_build.config, out_dir=tiny_build.out, generated_dir=tiny_build.generated,
+                   cache_dir=tiny_build.cache, jobs=2, progress=False)
+    elapsed = time.monotonic() - start
+    assert (result.compiled, result.linked) == (0, 0)
+    assert elapsed < 5.0, elapsed
+    assert result.manifest == json.loads(tiny_build.manifest_text)
+    assert (tiny_build.out / "manifest.json").read_text() == tiny_build.manifest_text
+    assert (so.stat().st_mtime_ns, (tiny_build.out / "manifest.json").stat().st_mtime_ns) == before
+
+
+@pytest.mark.nvcc
+def test_compile_failure_reports_command_and_log_and_keeps_the_manifest(tiny_build):
+    so = tiny_build.out / "libtiny_f16.so"
+    so_bytes = so.read_bytes()
+    manifest_mtime = (tiny_build.out / "manifest.json").stat().st_mtime_ns
+    toolchain = Toolchain(find_nvcc(), find_cutlass(),
+                          extra_flags=("-DCKS_FORCE_ERROR_DOES_NOT_EXIST", "--this-flag-does-not-exist"))
+    with pytest.raises(BuildError) as info:
+        build(tiny_build.config, out_dir=tiny_build.out, generated_dir=tiny_build.generated,
+              cache_dir=tiny_build.cache, jobs=2, progress=False, toolchain=toolchain)
+    exc = info.value
+    message = str(exc)
+    assert re.match(r"nvcc failed on tiny_f16/(library|t64x64x64_w32x32x64_i16x8x16_s3_a8_z1)\.cu "
+                    r"\(exit code \d+\)\ncommand: ", message), message
+    assert exc.command[0] == str(find_nvcc())
+    assert "--this-flag-does-not-exist" in exc.command and "-DCKS_FORCE_ERROR_DOES_NOT_EXIST" in exc.command
+    assert f"\ncommand: {exc.command[0]} -std=c++17 " in message
+    assert "--this-flag-does-not-exist -c " in message
+    assert "Unknown option '--this-flag-does-not-exist'" in exc.log
+    assert f"\n--- output ---\n{exc.log.rstrip()}\n--- end ---\n" in message
+    assert "The generated source is " in message and "report it with this log" in message
+    # the earlier build's outputs are untouched
+    assert (tiny_build.out / "manifest.json").read_text() == tiny_build.manifest_text
+    assert (tiny_build.out / "manifest.json").stat().st_mtime_ns == manifest_mtime
+    assert so.read_bytes() == so_bytes
+    # and no half-written cache entries were left behind
+    assert not [p for p in tiny_build.cache.rglob("*") if ".tmp" in p.name]
+
+
+@pytest.mark.nvcc
+def test_another_generated_dir_compiles_nothing(tiny_build, tmp_path, capsys):
+    # The object cache key leaves out the source and object paths: the same config built into
+    # other --generated and -o directories with the same cache reuses the session build's objects.
+    from cutlass_splitk.cli import main
+
+    assert tiny_build.result.compiled == 2  # compiled once, by the session build
+    result = build(tiny_build.config, out_dir=tmp_path / "out", generated_dir=tmp_path / "gen",
+                   cache_dir=tiny_build.cache, jobs=2, progress=False)
+    assert result.compiled == 0 and result.linked == 1
+    assert result.manifest == json.loads(tiny_build.manifest_text)
+    assert (tmp_path / "out" / "libtiny_f16.so").read_bytes() == (tiny_build.out / "libtiny_f16.so").read_bytes()
+    assert (tmp_path / "gen" / "tiny").is_dir()
+    out2 = tmp_path / "out2"
+    assert main(["build", str(tiny_build.config), "-o", str(out2), "--generated", str(tmp_path / "gen2"),
+                 "--cache", str(tiny_build.cache), "-q"]) == 0
+    assert re.fullmatch(rf"{re.escape(str(out2))}: 1 libraries \(0 objects compiled, 1 libraries updated\) "
+                        r"in [\d.]+s\n", capsys.readouterr().out)

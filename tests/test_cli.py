@@ -1,0 +1,218 @@
+"""The command line (cutlass_splitk.cli.main)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT
+from cutlass_splitk import codegen
+from cutlass_splitk.cli import main
+from cutlass_splitk.config import load_config
+
+
+@pytest.fixture
+def in_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_list_default_why(in_root, capsys):
+    assert main(["list", "configs/default.yaml", "--why"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    lines = out.splitlines()
+    config = load_config("configs/default.yaml")
+    assert len(lines) == sum(1 + len(op.variants) for op in config.ops) + 1
+    assert lines[0] == "linear_f16: f16 tn archs=[80, 90] bias=per_col act=identity e_op=none permute=none"
+    first = config.ops[0].variants
+    assert first[0].mode.value == "serial" and first[1].mode.value == "parallel"
+    assert lines[1] == f"  {first[0].name}  splits=[1, 2, 4, 8, 16]"
+    assert lines[2] == f"  {first[1].name}  splits=[2, 4, 8, 16, 32]"
+    assert ("bias_gelu_mul_permute_bf16: bf16 tn archs=[80, 90] bias=per_col act=gelu e_op=mul "
+            "permute=head_split") in lines
+    listed = {line.split()[0] for line in lines if line.startswith("  ")}
+    assert listed == {v.name for op in config.ops for v in op.variants}
+    # each op's header line, then its variants in config order
+    i = 0
+    for op in config.ops:
+        assert lines[i].startswith(f"{op.name}: {op.dtype.value} {op.layout.value} archs={list(op.archs)} ")
+        assert lines[i + 1:i + 1 + len(op.variants)] == [f"  {v.name}  splits={list(v.splits)}" for v in op.variants]
+        i += 1 + len(op.variants)
+    assert lines[-1] == "pruned: none"
+
+
+def test_list_without_why(in_root, capsys):
+    assert main(["list", "configs/epilogues.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "pruned" not in out
+    assert ("leaky_add_permute_f16: f16 tn archs=[90] bias=per_row act=leaky_relu e_op=add permute=head_split"
+            in out.splitlines())
+
+
+def test_list_why_shows_pruned(write_yaml, capsys):
+    path = write_yaml(MINIMAL_OP_YAML.replace("arch: [90]", "arch: [80, 90]")
+                      .replace("tile: [[64, 64, 64]]", "tile: [[128, 256, 64]]").replace("stages: [3]", "stages: [2, 4]"))
+    assert main(["list", str(path), "--why"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        "pruned:\n"
+        "  tiny_f16_serial_t128x256x64_w64x64x64_i16x8x16_s4_a8_z1: shared memory 196608 B > 166912 B limit of sm_80\n"
+        "  tiny_f16_parallel_t128x256x64_w64x64x64_i16x8x16_s4_a8_z1: shared memory 196608 B > 166912 B limit of "
+        "sm_80\n")
+
+
+def test_list_why_shows_the_tile_k_rule(write_yaml, capsys):
+    path = write_yaml(MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [64, 64, 128]]"))
+    assert main(["list", str(path), "--why"]) == 0
+    out = capsys.readouterr().out
+    reason = ("tile K 128 > 64: CUTLASS's crosswise shared-memory layout for 16-bit operands needs K <= 64 "
+              "(128 bytes)")
+    assert out == (
+        "tiny_f16: f16 tn archs=[90] bias=none act=identity e_op=none permute=none\n"
+        f"  {MINIMAL_VARIANTS[0]}  splits=[1, 2]\n"
+        f"  {MINIMAL_VARIANTS[1]}  splits=[2, 4]\n"
+        "pruned:\n"
+        f"  tiny_f16_serial_t64x64x128_w32x32x128_i16x8x16_s3_a8_z1: {reason}\n"
+        f"  tiny_f16_parallel_t64x64x128_w32x32x128_i16x8x16_s3_a8_z1: {reason}\n")
+
+
+def test_generate_check_then_generate(in_root, tmp_path, capsys):
+    gen = tmp_path / "gen"
+    config = load_config("configs/default.yaml")
+    units = codegen.render(config)
+
+    assert main(["generate", "configs/default.yaml", "--generated", str(gen), "--check"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    err_lines = err.splitlines()
+    assert err_lines[-1] == "run: cutlass-splitk generate configs/default.yaml"
+    assert sorted(err_lines[:-1]) == sorted(f"out of date: {gen / 'default' / u.relpath}" for u in units)
+    assert not gen.exists()  # --check writes nothing
+
+    assert main(["generate", "configs/default.yaml", "--generated", str(gen)]) == 0
+    assert capsys.readouterr().out == f"{gen / 'default'}: {len(units)} sources, {len(units)} written\n"
+    for u in units:
+        assert (gen / "default" / u.relpath).read_text() == u.text
+
+    assert main(["generate", "configs/default.yaml", "--generated", str(gen), "--check"]) == 0
+    assert capsys.readouterr().out == f"{gen / 'default'}: up to date\n"
+
+    assert main(["generate", "configs/default.yaml", "--generated", str(gen)]) == 0
+    assert capsys.readouterr().out == f"{gen / 'default'}: {len(units)} sources, 0 written\n"
+
+
+def test_generate_check_detects_edits_and_extra_files(write_yaml, tmp_path, capsys):
+    path = write_yaml(MINIMAL_OP_YAML, "tiny.yaml")
+    gen = tmp_path / "gen"
+    assert main(["generate", str(path), "--generated", str(gen)]) == 0
+    capsys.readouterr()
+    library = gen / "tiny" / "tiny_f16" / "library.cu"
+    library.write_text(library.read_text() + "// edited\n")
+    extra = gen / "tiny" / "tiny_f16" / "extra.cu"
+    extra.write_text("// not ours\n")
+    assert main(["generate", str(path), "--generated", str(gen), "--check"]) == 1
+    assert capsys.readouterr().err == (f"out of date: {library}\n"
+                                       f"not generated by {path}: {extra}\n"
+                                       f"run: cutlass-splitk generate {path}\n")
+
+
+def test_committed_sources_are_up_to_date(in_root, capsys):
+    for name in ("default", "epilogues"):
+        if not (ROOT / "generated" / name).is_dir():
+            pytest.skip(f"generated/{name} does not exist yet")
+        assert main(["generate", f"configs/{name}.yaml", "--check"]) == 0
+        assert capsys.readouterr().out == f"generated/{name}: up to date\n"
+
+
+@pytest.mark.parametrize("command", ["list", "generate", "build"])
+def test_bad_config_exit_code_2(write_yaml, tmp_path, capsys, command):
+    path = write_yaml(MINIMAL_OP_YAML.replace("dtype: f16", "dtype: f32"))
+    extra = {"generate": ["--generated", str(tmp_path / "gen")],
+             "build": ["-o", str(tmp_path / "out"), "--generated", str(tmp_path / "gen"), "-q"]}.get(command, [])
+    assert main([command, str(path), *extra]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"error: {path}:3: ops.tiny_f16.dtype: invalid value 'f32'; valid values: f16, bf16\n"
+    assert not (tmp_path / "gen").exists() and not (tmp_path / "out").exists()
+
+
+def test_missing_config_exit_code_2(tmp_path, capsys):
+    path = tmp_path / "missing.yaml"
+    assert main(["list", str(path)]) == 2
+    assert capsys.readouterr().err == f"error: {path}: file not found\n"
+
+
+def test_build_error_exit_code_1(write_yaml, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    path = write_yaml(MINIMAL_OP_YAML)
+    assert main(["build", str(path), "-o", str(tmp_path / "out"), "--generated", str(tmp_path / "gen"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: nvcc not found\ncommand: \n--- output ---\nCUDA_HOME={tmp_path} has no bin/nvcc\n")
+
+
+def test_explain_missing_directory(tmp_path, capsys):
+    d = tmp_path / "nope"
+    assert main(["explain", str(d), "linear_f16", "16", "4096", "4096", "--sms", "132"]) == 1
+    assert capsys.readouterr().err == (f"error: {d}: no such directory; rebuild it with: cutlass-splitk build "
+                                       f"<config.yaml> -o {d}\n")
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit) as info:
+        main(["list"])
+    assert info.value.code == 2
+
+
+@pytest.mark.nvcc
+def test_explain_with_a_modelled_device(tiny_build, capsys):
+    assert main(["explain", str(tiny_build.out), "tiny_f16", "16", "4096", "4096", "--sms", "132", "--top", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("tiny_f16: M=16 N=4096 K=4096 on NVIDIA H100 80GB HBM3 (132 SMs), heuristic ranking:")
+    assert lines[1].startswith("  -> tiny_f16_") and " split=" in lines[1] and "predicted" in lines[1]
+    assert lines[2].startswith("     tiny_f16_")
+    assert lines[3] == "     ... 2 more"  # 4 candidates: serial [1, 2] + parallel [2, 4]
+    assert len(lines) == 4
+    assert any(v in lines[1] for v in MINIMAL_VARIANTS)
+
+
+@pytest.mark.nvcc
+def test_explain_unknown_op_is_a_clean_error(tiny_build, capsys):
+    # an unknown op (AttributeError from Library.op) is "error: ..." on stderr and exit code 1,
+    # not a Python traceback
+    code = None
+    try:
+        code = main(["explain", str(tiny_build.out), "nosuch", "16", "64", "64", "--sms", "132"])
+    except AttributeError as exc:
+        pytest.fail(f"traceback instead of an error message: AttributeError: {exc}")
+    assert code == 1
+    assert capsys.readouterr().err == f"error: no op 'nosuch' in {tiny_build.out}; built ops: tiny_f16\n"
+
+
+@pytest.mark.nvcc
+def test_explain_unbuilt_split_is_a_clean_error(tiny_build, capsys):
+    code = None
+    try:
+        code = main(["explain", str(tiny_build.out), "tiny_f16", "16", "64", "64", "--sms", "132", "--split-k", "3"])
+    except ValueError as exc:
+        pytest.fail(f"traceback instead of an error message: ValueError: {exc}")
+    assert code == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "error: tiny_f16: split_k=3 is not available; built split factors: [1, 2, 4]\n"
+    assert main(["explain", str(tiny_build.out), "tiny_f16", "16", "64", "64", "--sms", "132", "--split-k", "1",
+                 "--mode", "parallel"]) == 1
+    assert capsys.readouterr().err == ("error: tiny_f16: split_k=1 is not available in mode parallel; "
+                                       "built split factors: [2, 4]\n")
+
+
+@pytest.mark.nvcc
+def test_explain_without_a_gpu_needs_sms(tiny_build, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["explain", str(tiny_build.out), "tiny_f16", "16", "64", "64"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "error: no CUDA GPU here: pass --sms (and --device-name, --major) to model one\n"

@@ -1,0 +1,283 @@
+"""Source generation (cutlass_splitk.codegen) and the C ABI mirror (runtime/abi.py)."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT, TEMPLATES
+from cutlass_splitk import codegen
+from cutlass_splitk.config import load_config, parse_config
+from cutlass_splitk.runtime import abi
+
+STAMP_LINE = "// generated from x.yaml by cutlass-splitk; do not edit"
+
+
+@pytest.fixture
+def minimal_config():
+    return parse_config(MINIMAL_OP_YAML, "x.yaml")
+
+
+def test_stamp():
+    assert codegen.stamp("x.yaml") == "generated from x.yaml by cutlass-splitk; do not edit"
+    assert codegen.STAMP_MARK in codegen.stamp("anything")
+
+
+def test_render_minimal_units(minimal_config):
+    units = codegen.render(minimal_config)
+    assert [u.relpath for u in units] == [f"tiny_f16/{MINIMAL_GROUP}.cu", "tiny_f16/library.cu"]
+    assert [u.name for u in units] == [MINIMAL_GROUP, "library"]
+    assert [u.op for u in units] == ["tiny_f16", "tiny_f16"]
+    assert set(units[0].variants) == set(MINIMAL_VARIANTS) and units[1].variants == ()
+    for u in units:
+        assert u.text.split("\n", 1)[0] == STAMP_LINE
+        assert u.text.endswith("\n")
+
+
+def test_render_is_pure_and_stable(minimal_config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = codegen.render(minimal_config)
+    assert codegen.render(minimal_config) == first
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_group_source_instantiation(minimal_config):
+    text = codegen.render(minimal_config)[0].text
+    expected_config = (
+        "using Config = cks::VariantConfig<\n"
+        "    cutlass::half_t, /*B column-major=*/true,\n"
+        "    cutlass::gemm::GemmShape<64, 64, 64>, cutlass::gemm::GemmShape<32, 32, 64>,\n"
+        "    cutlass::gemm::GemmShape<16, 8, 16>, /*stages=*/3, /*alignment=*/8,\n"
+        "    /*swizzle=*/1, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kNone, cks::Permute::kNone>;\n"
+    )
+    assert expected_config in text
+    assert text.count("cks::VariantConfig<") == 1
+    assert '#include "cks_kernels.cuh"' in text
+    assert f"// op tiny_f16: {MINIMAL_GROUP}\n" in text
+    symbols = re.findall(r'extern "C" CKS_EXPORT int (cks_\w+)\(', text)
+    assert sorted(symbols) == sorted(f"cks_{v}_{fn}" for v in MINIMAL_VARIANTS for fn in ("query", "run"))
+    # each variant's entry points use its own split-K strategy
+    for variant, impl in ((MINIMAL_VARIANTS[0], "cks::SerialGemm"), (MINIMAL_VARIANTS[1], "cks::ParallelGemm")):
+        body = text.split(f"cks_{variant}_query(", 1)[1].split("\n}\n", 1)[0]
+        assert f"{impl}<Config>::query(*args, *query)" in body
+        body = text.split(f"cks_{variant}_run(", 1)[1].split("\n}\n", 1)[0]
+        assert f"{impl}<Config>::run(*args, static_cast<cudaStream_t>(stream))" in body
+
+
+def test_group_source_enum_spellings():
+    text = MINIMAL_OP_YAML.replace("dtype: f16", "dtype: bf16").replace(
+        "    arch: [90]\n",
+        "    arch: [90]\n    layout: nn\n    epilogue: {bias: per_row, activation: leaky_relu, e_op: add, "
+        "permute: head_split}\n").replace("      stages: [3]\n",
+                                          "      stages: [4]\n      alignment: 2\n      swizzle: 4\n"
+                                          "      instruction: [16, 8, 8]\n")
+    unit = codegen.render(parse_config(text, "x.yaml"))[0]
+    assert unit.relpath == "tiny_f16/t64x64x64_w32x32x64_i16x8x8_s4_a2_z4.cu"
+    assert ("    cutlass::bfloat16_t, /*B column-major=*/false,\n"
+            "    cutlass::gemm::GemmShape<64, 64, 64>, cutlass::gemm::GemmShape<32, 32, 64>,\n"
+            "    cutlass::gemm::GemmShape<16, 8, 8>, /*stages=*/4, /*alignment=*/2,\n"
+            "    /*swizzle=*/4, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, "
+            "cks::Permute::k0213>;\n") in unit.text
+
+
+@pytest.mark.parametrize("activation, cpp", [
+    ("identity", "kIdentity"), ("relu", "kRelu"), ("gelu", "kGelu"), ("gelu_tanh", "kGeluTanh"),
+    ("silu", "kSilu"), ("sigmoid", "kSigmoid"), ("leaky_relu", "kLeakyRelu")])
+def test_activation_spellings(activation, cpp):
+    text = MINIMAL_OP_YAML.replace("    arch: [90]\n", f"    arch: [90]\n    epilogue: {{activation: {activation}, "
+                                                       "bias: per_col, e_op: mul, permute: qkv_split}\n")
+    unit = codegen.render(parse_config(text, "x.yaml"))[0]
+    assert f"cks::Act::{cpp}, cks::EOp::kMul, cks::Bias::kPerCol, cks::Permute::k20314>;" in unit.text
+
+
+def test_library_source_embeds_the_description(minimal_config):
+    unit = codegen.render(minimal_config)[1]
+    assert unit.text.split("\n", 1)[0] == STAMP_LINE
+    match = re.search(r'R"cks_json\((.*)\)cks_json"', unit.text, re.S)
+    assert match
+    (op,) = minimal_config.ops
+    description = json.loads(match.group(1))
+    assert description == codegen.describe(op)
+    assert description["abi_version"] == codegen.ABI_VERSION
+    assert [v["name"] for v in description["variants"]] == list(MINIMAL_VARIANTS)
+    for fn in ("int cks_abi_version(void)", "char const* cks_describe(void)", "char const* cks_last_error(void)"):
+        assert f'extern "C" CKS_EXPORT {fn}' in unit.text
+
+
+def test_describe_round_trips_through_opspec(minimal_config):
+    from cutlass_splitk.spec import OpSpec
+
+    (op,) = minimal_config.ops
+    d = codegen.describe(op)
+    assert d["abi_version"] == 1 and d["name"] == "tiny_f16"
+    assert OpSpec.from_json(json.loads(json.dumps(d))) == op
+
+
+def test_unit_count_for_the_shipped_configs():
+    for name in ("default", "epilogues"):
+        config = load_config(CONFIGS / f"{name}.yaml")
+        units = codegen.render(config)
+        expected = sum(len({v.group for v in op.variants}) + 1 for op in config.ops)
+        assert len(units) == expected
+        assert len({u.relpath for u in units}) == len(units)
+        # one unit per group (holding that group's serial and parallel variants) + library.cu per op
+        for op in config.ops:
+            mine = [u for u in units if u.op == op.name]
+            assert [u.name for u in mine][-1] == "library"
+            assert sorted(x for u in mine for x in u.variants) == sorted(v.name for v in op.variants)
+        if name == "default":
+            # every op is built in both split modes for each of its shapes
+            assert all(len(op.variants) == 2 * len({v.group for v in op.variants}) for op in config.ops)
+            assert expected == sum(len(op.variants) // 2 + 1 for op in config.ops)
+
+
+# --- writing ---------------------------------------------------------------------------------------------------
+
+
+def test_write_if_different(tmp_path):
+    path = tmp_path / "sub" / "f.cu"
+    assert codegen.write_if_different(path, "hello\n") is True
+    assert path.read_text() == "hello\n"
+    old = 1_000_000_000_000_000_000  # 2001-09-09, far from "now"
+    os.utime(path, ns=(old, old))
+    assert codegen.write_if_different(path, "hello\n") is False
+    assert path.stat().st_mtime_ns == old
+    assert codegen.write_if_different(path, "changed\n") is True
+    assert path.read_text() == "changed\n"
+    assert path.stat().st_mtime_ns != old
+    assert sorted(p.name for p in path.parent.iterdir()) == ["f.cu"]  # no temp file left
+
+
+def test_write_sources(tmp_path, minimal_config):
+    out = tmp_path / "gen"
+    units, written = codegen.write_sources(minimal_config, out)
+    assert written == 2
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(
+        u.relpath for u in units)
+    for u in units:
+        assert (out / u.relpath).read_text() == u.text
+    units2, written2 = codegen.write_sources(minimal_config, out)
+    assert written2 == 0 and units2 == units
+
+
+def test_write_sources_removes_stale_generated_files_only(tmp_path):
+    out = tmp_path / "gen"
+    two = parse_config(MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4]"), "x.yaml")
+    codegen.write_sources(two, out)
+    stale = out / "tiny_f16" / "t64x64x64_w32x32x64_i16x8x16_s4_a8_z1.cu"
+    assert stale.is_file()
+    foreign = out / "tiny_f16" / "handwritten.cu"
+    foreign.write_text("// my own kernel\n" + codegen.STAMP_MARK + " (not on the first line)\n")
+    gone_op = out / "old_op" / "library.cu"
+    gone_op.parent.mkdir()
+    gone_op.write_text("// " + codegen.stamp("other.yaml") + "\n")
+
+    units, written = codegen.write_sources(parse_config(MINIMAL_OP_YAML, "x.yaml"), out)
+    assert written == 1  # library.cu (its description lists the variants); the s3 group is unchanged
+    assert not stale.exists()
+    assert foreign.read_text().startswith("// my own kernel")
+    assert not gone_op.exists() and not gone_op.parent.exists()  # empty op directory removed
+    assert sorted(p.name for p in (out / "tiny_f16").iterdir()) == sorted(
+        [f"{MINIMAL_GROUP}.cu", "library.cu", "handwritten.cu"])
+
+
+@pytest.mark.parametrize("name", ["default", "epilogues"])
+def test_committed_generated_sources_match(name, monkeypatch):
+    directory = ROOT / "generated" / name
+    if not directory.is_dir():
+        pytest.skip(f"{directory} does not exist yet: run cutlass-splitk generate configs/{name}.yaml")
+    monkeypatch.chdir(ROOT)  # the stamp names the config relative to the cwd
+    units = codegen.render(load_config(f"configs/{name}.yaml"))
+    expected = {u.relpath: u.text for u in units}
+    on_disk = {p.relative_to(directory).as_posix(): p.read_text() for p in directory.glob("*/*.cu")}
+    assert sorted(on_disk) == sorted(expected), "stale or missing files in generated/"
+    for relpath, text in expected.items():
+        assert on_disk[relpath] == text, f"generated/{name}/{relpath} is out of date"
+        assert text.startswith(f"// generated from configs/{name}.yaml by cutlass-splitk; do not edit\n")
+
+
+# --- the ABI -----------------------------------------------------------------------------------------------------
+
+HEADER = (TEMPLATES / "cks_abi.h").read_text()
+
+
+def test_abi_version_matches_the_header():
+    match = re.search(r"^#define CKS_ABI_VERSION (\d+)$", HEADER, re.M)
+    assert match
+    assert int(match.group(1)) == codegen.ABI_VERSION == abi.ABI_VERSION
+
+
+def _c_struct_fields(name: str):
+    body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (name, name), HEADER, re.S)
+    assert body, name
+    code = re.sub(r"//[^\n]*", "", body.group(1))
+    fields = []
+    for decl in code.split(";"):
+        decl = " ".join(decl.split())
+        if not decl:
+            continue
+        m = re.match(r"^((?:const )?(?:void|int32_t|int64_t|float)\*?) (.*)$", decl)
+        assert m, decl
+        ctype = m.group(1)
+        for part in m.group(2).split(","):
+            part = part.strip()
+            if part.startswith("*"):
+                ctype, part = ctype + "*", part[1:].strip()
+            assert re.fullmatch(r"[a-z_][a-z0-9_]*", part), part
+            fields.append((part, ctype))
+    return fields
+
+
+C_TO_CTYPES = {"int32_t": ctypes.c_int32, "int64_t": ctypes.c_int64, "float": ctypes.c_float,
+               "void*": ctypes.c_void_p, "const void*": ctypes.c_void_p}
+
+
+@pytest.mark.parametrize("name, cls", [("CksArgs", abi.CksArgs), ("CksQuery", abi.CksQuery)])
+def test_ctypes_structs_mirror_the_header(name, cls):
+    c_fields = _c_struct_fields(name)
+    assert [f for f, _ in c_fields] == [f for f, _ in cls._fields_]
+    for (field, ctype), (_, py) in zip(c_fields, cls._fields_):
+        assert C_TO_CTYPES[ctype] is py, field
+
+
+def test_struct_sizes_from_the_c_layout():
+    # CksArgs: 8 x int32 (32) + 11 x 8-byte pointer/int64 (a, lda, b, ldb, c, ldc, bias, e, lde, d, ldd)
+    # + 4 x float (16) + 4 x 8 bytes (semaphores, semaphore_bytes, partials, partial_bytes) = 168.
+    assert ctypes.sizeof(abi.CksArgs) == 168
+    assert abi.CksArgs.a.offset == 32 and abi.CksArgs.alpha.offset == 120 and abi.CksArgs.semaphores.offset == 136
+    assert ctypes.sizeof(abi.CksQuery) == 32
+    assert abi.CksQuery.semaphore_bytes.offset == 16
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) on PATH")
+def test_struct_layout_matches_the_c_compiler(tmp_path):
+    lines = []
+    for name, cls in (("CksArgs", abi.CksArgs), ("CksQuery", abi.CksQuery)):
+        lines.append(f'printf("{name} sizeof %zu\\n", sizeof({name}));')
+        for field, _ in cls._fields_:
+            lines.append(f'printf("{name} {field} %zu\\n", offsetof({name}, {field}));')
+    src = tmp_path / "layout.c"
+    src.write_text("#include <stdio.h>\n#include <stddef.h>\n#include \"cks_abi.h\"\nint main(void) {\n"
+                   + "\n".join(lines) + "\nreturn 0;\n}\n")
+    exe = tmp_path / "layout"
+    subprocess.run(["cc", f"-I{TEMPLATES}", str(src), "-o", str(exe)], check=True, capture_output=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    expected = []
+    for name, cls in (("CksArgs", abi.CksArgs), ("CksQuery", abi.CksQuery)):
+        expected.append(f"{name} sizeof {ctypes.sizeof(cls)}")
+        expected += [f"{name} {field} {getattr(cls, field).offset}" for field, _ in cls._fields_]
+    assert [line for line in out if line] == expected
+
+
+def test_status_codes_match_the_header():
+    codes = dict((int(v), n) for n, v in re.findall(r"(CKS_\w+) = (\d+)", HEADER))
+    assert codes == {0: "CKS_OK", 1: "CKS_ERROR_INVALID_PROBLEM", 2: "CKS_ERROR_WORKSPACE", 3: "CKS_ERROR_ABI",
+                     4: "CKS_ERROR_CUDA", 5: "CKS_ERROR_INTERNAL"}
+    assert sorted(abi.STATUS_NAMES) == sorted(codes)
+    assert abi.STATUS_INVALID_PROBLEM == 1 and abi.STATUS_CUDA == 4

@@ -1,0 +1,293 @@
+"""The analytic dispatch model (cutlass_splitk.runtime.dispatch) with a fake device."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cks_testutil import CONFIGS
+from cutlass_splitk.config import load_config, parse_config
+from cutlass_splitk.runtime import dispatch
+from cutlass_splitk.runtime.dispatch import DeviceInfo, filter_variants, k_partitions, rank
+from cutlass_splitk.spec import DType, KernelVariant, SplitMode
+
+# An H100 SXM as DeviceInfo.from_properties models it (132 SMs, 3.0 TB/s, 2.95 TFLOP/s per SM).
+DEVICE = DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)
+
+# The mechanism tests use their own tile set (3 tiles x 2 modes x 5 splits = 30 candidates),
+# independent of what configs/default.yaml ships.
+GRID_YAML = """\
+x-splits: &splits
+  serial: [1, 2, 4, 8, 16]
+  parallel: [2, 4, 8, 16, 32]
+ops:
+  linear_f16:
+    dtype: f16
+    arch: [80, 90]
+    variants:
+      tile: [[128, 128, 32], [64, 64, 64], [32, 128, 64]]
+      stages: [4]
+      split_k: *splits
+  big_f16:
+    dtype: f16
+    arch: [90]
+    variants:
+      - {tile: [[128, 128, 64]], stages: [4], split_k: *splits}
+      - {tile: [[256, 128, 32]], stages: [3], split_k: *splits}
+      - {tile: [[128, 256, 32]], warp: [[64, 128, 32]], stages: [3], split_k: *splits}
+"""
+OPS = {o.name: o for o in parse_config(GRID_YAML, "grid.yaml").ops}
+LINEAR = OPS["linear_f16"].variants
+BIG = OPS["big_f16"].variants
+# The shipped grid: the behavioural assertions must hold for it as well.
+SHIPPED = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["linear_f16"].variants
+VARIANT_SETS = pytest.mark.parametrize("variants", [LINEAR, SHIPPED], ids=["test_grid", "shipped"])
+
+
+def best(m, n, k, variants=LINEAR, **kwargs):
+    return rank(variants, m, n, k, DEVICE, **kwargs)[0]
+
+
+@pytest.mark.parametrize("k, split, align, expected", [
+    (1000, 3, 8, (336, 3)),  # ceil(1000/3) = 334 -> 336
+    (8, 4, 8, (8, 1)),  # never below one aligned chunk
+    (4096, 16, 64, (256, 16)),
+    (4096, 7, 64, (640, 7)),  # ceil(4096/7) = 586 -> 640; ceil(4096/640) = 7
+    (192, 2, 64, (128, 2)),
+    (192, 4, 64, (64, 3)),  # asks for 4, CUTLASS runs 3
+    (100, 1, 8, (104, 1)),
+    (64, 32, 64, (64, 1)),
+    (0, 4, 64, (0, 1)),
+])
+def test_k_partitions(k, split, align, expected):
+    assert k_partitions(k, split, align) == expected
+
+
+def test_k_partitions_default_alignment_is_a_cache_line():
+    assert k_partitions(4096, 3) == (1408, 3)
+
+
+def test_k_partitions_cover_k_exactly():
+    for k in range(8, 2000, 8):
+        for split in (1, 2, 3, 5, 8, 16, 32):
+            for align in (8, 64):
+                size, parts = k_partitions(k, split, align)
+                assert size % align == 0 and 1 <= parts <= split
+                assert (parts - 1) * size < k <= parts * size
+
+
+@VARIANT_SETS
+def test_large_square_problem_does_not_split(variants):
+    c = best(4096, 4096, 4096, variants)
+    assert c.split == 1 and c.parts == 1, c.describe()
+    assert c.mode is SplitMode.SERIAL
+
+
+@VARIANT_SETS
+def test_small_mn_huge_k_splits_a_lot(variants):
+    c = best(256, 256, 65536, variants)
+    assert c.split >= 8 and c.parts >= 8, c.describe()
+
+
+@VARIANT_SETS
+def test_decode_shape_splits(variants):
+    c = best(16, 4096, 14336, variants)
+    assert c.split >= 2 and c.parts >= 2, c.describe()
+
+
+def test_ranking_is_sorted_and_complete():
+    cands = rank(LINEAR, 16, 4096, 14336, DEVICE)
+    assert len(cands) == sum(len(v.splits) for v in LINEAR) == 30
+    times = [c.predicted_us for c in cands]
+    assert times == sorted(times)
+    assert {(c.variant.name, c.split) for c in cands} == {(v.name, s) for v in LINEAR for s in v.splits}
+    for c in cands:
+        assert c.predicted_us > dispatch.LAUNCH_US
+        assert c.parts == k_partitions(14336, c.split, 64)[1]
+
+
+def test_rank_restricted_to_one_split():
+    cands = rank(LINEAR, 256, 256, 65536, DEVICE, split=4)
+    assert {c.split for c in cands} == {4}
+    assert len(cands) == 6  # every variant offers 4 (serial and parallel)
+    assert rank(LINEAR, 256, 256, 65536, DEVICE, split=3) == []
+
+
+def test_rank_deterministic_tie_break():
+    # two variants that predict the same time are ordered by name, then split
+    cands = rank(LINEAR, 8192, 8192, 64, DEVICE)
+    keys = [(c.predicted_us, c.variant.name, c.split) for c in cands]
+    assert keys == sorted(keys)
+
+
+def test_fixup_constants_are_the_documented_fit():
+    # "(parts - 1) * (3 + tm * tn * 7.3e-4) us ... ~15 us per step for a 128x128 tile"
+    assert dispatch.FIXUP_LATENCY_US == 3.0
+    assert dispatch.FIXUP_US_PER_ELEMENT == pytest.approx(7.3e-4, rel=1e-2)
+    assert dispatch.FIXUP_LATENCY_US + 128 * 128 * dispatch.FIXUP_US_PER_ELEMENT == pytest.approx(15.0)
+
+
+def test_serial_fixup_and_parallel_reduction_costs():
+    v_serial = next(v for v in LINEAR if v.mode is SplitMode.SERIAL and v.tile == (128, 128, 32))
+    v_parallel = next(v for v in LINEAR if v.mode is SplitMode.PARALLEL and v.tile == (128, 128, 32))
+    one = dispatch.predict(v_serial, 4096, 4096, 4096, 1, DEVICE)
+    two = dispatch.predict(v_serial, 4096, 4096, 4096, 2, DEVICE)
+    # same main loop time (4 waves of 1024 CTAs vs 8 waves of half-length CTAs) plus one fix-up
+    # step: 3 us of latency + 128*128 elements at 12/(128*128) us each = 15 us
+    step = 3.0 + 128 * 128 * 12.0 / (128 * 128)
+    assert two.predicted_us - one.predicted_us == pytest.approx(step)
+    four = dispatch.predict(v_serial, 4096, 4096, 4096, 4, DEVICE)
+    assert four.predicted_us - one.predicted_us == pytest.approx(3 * step)  # 16 waves of quarter-length CTAs
+    par = dispatch.predict(v_parallel, 4096, 4096, 4096, 2, DEVICE)
+    reduce_us = 2.5 + (2 * 4096 * 4096 * 4.0 * 2 + 4096 * 4096 * 2.0) / 3.0e12 * 1e6
+    assert par.predicted_us - two.predicted_us == pytest.approx(reduce_us - step)
+    assert "fix-up" in two.detail and "reduce" in par.detail
+    assert two.describe().startswith(f"{v_serial.name} split=2 (2 partitions): predicted ")
+
+
+@pytest.mark.parametrize("tile, step_us", [
+    ((64, 64, 64), 3.0 + 3.0),  # 4096 elements: a quarter of the 128x128 element cost
+    ((128, 128, 32), 3.0 + 12.0),
+    ((256, 128, 32), 3.0 + 24.0),  # 8 warps, 1 CTA per SM
+])
+def test_fixup_step_grows_with_the_tile_area(tile, step_us):
+    v = next(v for v in LINEAR + BIG if v.mode is SplitMode.SERIAL and v.tile == tile)
+    # 4096^3: split 2 doubles the CTAs and the (rounded-up) waves and halves each CTA's K, so
+    # the main loop is unchanged and the difference is one fix-up step
+    one = dispatch.predict(v, 4096, 4096, 4096, 1, DEVICE)
+    two = dispatch.predict(v, 4096, 4096, 4096, 2, DEVICE)
+    assert two.parts == 2
+    grid = re.compile(r"^(\d+) CTAs, (\d+) wave\(s\) of \d+, main ([\d.]+) us")
+    (ctas1, waves1, main1), (ctas2, waves2, main2) = (grid.match(c.detail).groups() for c in (one, two))
+    assert (int(ctas2), int(waves2), main2) == (2 * int(ctas1), 2 * int(waves1), main1)
+    assert two.predicted_us - one.predicted_us == pytest.approx(step_us)
+
+
+def _documented_prediction(v, m, n, k, split, dev):
+    """predict(), recomputed from the formulas in dispatch.py's module docstring."""
+    tm, tn, _ = v.tile
+    gemm_k, parts = k_partitions(k, split, 64 if k % 64 == 0 else 8)
+    ctas = -(-m // tm) * -(-n // tn) * parts
+    occ = dispatch.occupancy(v)
+    waves = -(-ctas // (dev.sm_count * occ))
+    t_mem = max(2.0 * (m * k + k * n) / dev.bandwidth, ctas * (tm + tn) * gemm_k * 2.0 / (3.0 * dev.bandwidth)) * 1e6
+    t_compute = waves * 2.0 * tm * tn * gemm_k / (dev.mma_flops_per_sm * dispatch.tile_efficiency(v) / occ) * 1e6
+    total = 3.0 + max(t_mem, t_compute)
+    if v.mode is SplitMode.SERIAL:
+        total += (parts - 1) * (3.0 + tm * tn * 12.0 / (128 * 128))
+    else:
+        total += 2.5 + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
+    return parts, total
+
+
+@pytest.mark.parametrize("m, n, k", [(16, 4096, 14336), (256, 256, 65536), (4096, 4096, 4096), (100, 136, 1000)])
+def test_predict_follows_the_documented_model(m, n, k):
+    for v in LINEAR + BIG + SHIPPED:
+        for split in v.splits:
+            c = dispatch.predict(v, m, n, k, split, DEVICE)
+            parts, total = _documented_prediction(v, m, n, k, split, DEVICE)
+            assert (c.split, c.parts) == (split, parts)
+            assert c.predicted_us == pytest.approx(total, rel=1e-12), (v.name, split)
+
+
+def test_decode_prediction_by_hand():
+    # 16x4096x14336 on the 32x128x64 parallel variant, split 4, worked through by hand:
+    # gemm_k = 3584, 4 partitions; 1 x 32 tiles x 4 = 128 CTAs in 1 wave of 264 (occupancy 2);
+    # memory: max(2 (16*14336 + 14336*4096) B / 3e12, 128 * 160 * 3584 * 2 B / 9e12) = 39.30 us;
+    # compute: 2 * 32 * 128 * 3584 flop / (2.95e12 * (1/4)^0.35 / 2) = 32.34 us;
+    # reduce: 2.5 + (4 * 16 * 4096 * 8 + 16 * 4096 * 2) B / 3e12 = 3.243 us; + 3 us launch.
+    v = next(v for v in LINEAR if v.mode is SplitMode.PARALLEL and v.tile == (32, 128, 64))
+    c = dispatch.predict(v, 16, 4096, 14336, 4, DEVICE)
+    memory = 2.0 * (16 * 14336 + 14336 * 4096) / 3.0e12 * 1e6
+    compute = 2.0 * 32 * 128 * 3584 / (2.95e12 * 0.25 ** 0.35 / 2) * 1e6
+    reduce_us = 2.5 + (4 * 16 * 4096 * 8.0 + 16 * 4096 * 2.0) / 3.0e12 * 1e6
+    assert memory == pytest.approx(39.30, abs=0.01) and compute == pytest.approx(32.34, abs=0.01)
+    assert c.parts == 4
+    assert c.predicted_us == pytest.approx(3.0 + max(memory, compute) + reduce_us)
+    assert c.detail == (f"128 CTAs, 1 wave(s) of 264, main {memory:.1f} us (memory {memory:.1f}, "
+                        f"compute {compute:.1f}), reduce {reduce_us:.1f} us")
+
+
+@VARIANT_SETS
+def test_more_sms_is_never_slower(variants):
+    small = DeviceInfo("small", 66, 3.0e12, 2.95e12)
+    for shape in ((4096, 4096, 4096), (16, 4096, 14336), (256, 256, 65536)):
+        assert best(*shape, variants).predicted_us <= rank(variants, *shape, small)[0].predicted_us
+
+
+def test_filter_variants():
+    serial = filter_variants(LINEAR, mode=SplitMode.SERIAL)
+    assert len(serial) == 3 and all(v.mode is SplitMode.SERIAL for v in serial)
+    name = "linear_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s4_a8_z1"
+    assert [v.name for v in filter_variants(LINEAR, name=name)] == [name]
+    assert filter_variants(LINEAR, name="nope") == []
+    assert [v.mode for v in filter_variants(LINEAR, split=1)] == [SplitMode.SERIAL] * 3
+    assert [v.mode for v in filter_variants(LINEAR, split=32)] == [SplitMode.PARALLEL] * 3
+    assert len(filter_variants(LINEAR, split=2)) == 6
+    assert filter_variants(LINEAR, mode=SplitMode.PARALLEL, split=1) == []
+    assert filter_variants(LINEAR) == list(LINEAR)
+
+
+def test_occupancy_and_tile_efficiency():
+    by_tile = {v.tile: v for v in LINEAR if v.mode is SplitMode.SERIAL}
+    # 4 stages: 128x128x32 -> 64 KiB, 64x64x64 -> 64 KiB, 32x128x64 -> 80 KiB of shared memory
+    # (3, 3 and 2 CTAs fit in 228 KiB); registers: 4 warps x 32 threads x (96 + 64*64/32 = 224) for
+    # 64x64 warps -> 65536 // 28672 = 2 CTAs, (96 + 32*32/32 = 128) for 32x32 warps -> 4 CTAs
+    assert {t: dispatch.occupancy(v) for t, v in by_tile.items()} == {
+        (128, 128, 32): 2, (64, 64, 64): 2, (32, 128, 64): 2}
+    assert dispatch.tile_efficiency(by_tile[(128, 128, 32)]) == 1.0
+    assert dispatch.tile_efficiency(by_tile[(64, 64, 64)]) == pytest.approx(0.25 ** 0.35)
+    assert dispatch.tile_efficiency(by_tile[(32, 128, 64)]) == pytest.approx(0.25 ** 0.35)
+
+
+def test_occupancy_limited_by_shared_memory_or_registers():
+    big = {(v.tile, v.warp): v for v in BIG if v.mode is SplitMode.SERIAL}
+    # 128x128x64, 4 stages: 128 KiB of shared memory -> 1 CTA (registers would allow 2)
+    v = big[((128, 128, 64), (64, 64, 64))]
+    assert v.smem_bytes(DType.F16) == 131072 and dispatch.SMEM_PER_SM // 131072 == 1
+    assert dispatch.REGISTERS_PER_SM // (32 * 4 * (96 + 64 * 64 // 32)) == 2
+    assert dispatch.occupancy(v) == 1
+    # 256x128x32, 3 stages: 72 KiB (3 would fit), but 8 warps x 32 x 224 registers = 57344 -> 1 CTA
+    v = big[((256, 128, 32), (64, 64, 32))]
+    assert v.warp_count == 8 and v.smem_bytes(DType.F16) == 73728
+    assert dispatch.occupancy(v) == 1
+    # 128x256x32 with 4 warps of 64x128: 96 + 256 = 352 registers x 128 threads = 45056 -> 1 CTA
+    v = big[((128, 256, 32), (64, 128, 32))]
+    assert v.warp_count == 4 and dispatch.SMEM_PER_SM // v.smem_bytes(DType.F16) == 3
+    assert dispatch.occupancy(v) == 1
+    # the same tile as 8 warps of 64x64: 96 + 128 = 224 registers x 256 threads -> still 1
+    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (128, 256, 32), (64, 64, 32), (16, 8, 16),
+                                            3, 8, 1, (1,))) == 1
+    # small warps: 32x16 warps (2 per 32x64 tile) need 96 + 16 = 112 registers: capped at 2 CTAs
+    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (32, 64, 64), (32, 16, 64), (16, 8, 16),
+                                            3, 8, 1, (1,))) == 2
+
+
+@pytest.mark.parametrize("tile, efficiency", [
+    ((128, 128, 32), 1.0),
+    ((64, 64, 64), 0.25 ** 0.35),
+    ((32, 64, 64), 0.125 ** 0.35),
+    ((160, 128, 32), 1.25 ** 0.35),  # above 1 for tiles larger than 128x128 ...
+    ((192, 128, 32), 1.12),  # ... capped at +12 % (1.5 ** 0.35 = 1.152)
+    ((256, 128, 32), 1.12),
+    ((128, 256, 32), 1.12),
+    ((256, 256, 32), 1.12),
+])
+def test_tile_efficiency_formula(tile, efficiency):
+    v = KernelVariant("x", SplitMode.SERIAL, tile, (32, 32, tile[2]), (16, 8, 16), 3, 8, 1, (1,))
+    assert dispatch.tile_efficiency(v) == pytest.approx(efficiency)
+    assert dispatch.tile_efficiency(v) <= 1.12
+
+
+@pytest.mark.parametrize("name, major, minor, bandwidth, per_sm", [
+    ("NVIDIA H100 80GB HBM3", 9, 0, 3.0e12, 2.95e12),
+    ("NVIDIA H100 PCIe", 9, 0, 1.9e12, 2.95e12),
+    ("NVIDIA H200", 9, 0, 4.3e12, 2.95e12),
+    ("NVIDIA A100-SXM4-80GB", 8, 0, 1.8e12, 2.9e12),
+    ("NVIDIA GeForce RTX 4090", 8, 9, 0.9e12, 1.3e12),
+    ("Some future GPU", 10, 0, 3.0e12, 2.95e12),
+])
+def test_device_info_from_properties(name, major, minor, bandwidth, per_sm):
+    d = DeviceInfo.from_properties(name, 132, major, minor)
+    assert (d.name, d.sm_count, d.bandwidth, d.mma_flops_per_sm) == (name, 132, bandwidth, per_sm)
