@@ -31,6 +31,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, TextIO
 
 from . import codegen
 from .config import Config, load_config
+from .hashing import file_sha256
 
 MANIFEST = "manifest.json"
 HEADERS = ("cks_kernels.cuh", "cks_abi.h")
@@ -146,14 +147,6 @@ def _sha256(*parts: bytes) -> str:
     for p in parts:
         h.update(len(p).to_bytes(8, "little"))
         h.update(p)
-    return h.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
     return h.hexdigest()
 
 

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
+from ..hashing import file_sha256
 from ..spec import Activation, BiasMode, DType, EOp, Layout, OpSpec, Permute, SplitMode
 from . import abi, dispatch, tuning
 from .workspace import Workspace
@@ -38,16 +39,6 @@ class KernelError(RuntimeError):
 class PaddingWarning(UserWarning):
     """The problem's sizes or pointers are not aligned for any built variant, so the
     operands were copied into padded, aligned buffers (correct, but slower)."""
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Optional[Union[str, Path]] = None,
@@ -85,7 +76,7 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
         so = directory / entry["file"]
         if not so.is_file():
             raise LibraryError(f"{so}: missing (listed in {manifest_path}); {rebuild}")
-        if verify and _sha256(so) != entry["sha256"]:
+        if verify and file_sha256(so) != entry["sha256"]:
             raise LibraryError(f"{so}: contents differ from the build (SHA-256 mismatch: truncated, "
                                f"corrupted or replaced); {rebuild}")
         try:

@@ -488,7 +488,7 @@ static int const kReduceThreadsY = 4;
 template <class Cfg>
 __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsY)
     reduce_epilogue_kernel(typename FusedEpilogue<Cfg>::Params p, float const* partials,
-                           int64_t slice_stride, int slices) {
+                           int64_t ld, int64_t slice_stride, int slices) {
   using Epi = FusedEpilogue<Cfg>;
   static int const kV = Epi::kV;
   static int const kChunk = kV < 4 ? kV : 4;  // 16-byte loads where the vector allows
@@ -504,7 +504,7 @@ __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsY)
   Vec acc;
   acc.clear();
   if (active) {
-    float const* src = partials + int64_t(row) * p.n + col;
+    float const* src = partials + int64_t(row) * ld + col;
 #pragma unroll 4
     for (int s = threadIdx.y; s < slices; s += kReduceThreadsY) {
       float const* q = src + s * slice_stride;
@@ -595,6 +595,37 @@ struct Common {
     return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
   }
 
+  // CUTLASS's GemmUniversal kernel for this config with output element ElementC stored
+  // kCountC at a time (the output type for serial, float partials for parallel; serial only
+  // borrows its Mma and epilogue building blocks).
+  template <class ElementC, int kCountC>
+  using UniversalKernel = typename cutlass::gemm::kernel::DefaultGemmUniversal<
+      Element, typename Cfg::LayoutA, cutlass::ComplexTransform::kNone, Cfg::kAlignment,
+      Element, typename Cfg::LayoutB, cutlass::ComplexTransform::kNone, Cfg::kAlignment,
+      ElementC, cutlass::layout::RowMajor, float, cutlass::arch::OpClassTensorOp,
+      cutlass::arch::Sm80, typename Cfg::ThreadblockShape, typename Cfg::WarpShape,
+      typename Cfg::InstructionShape,
+      cutlass::epilogue::thread::LinearCombination<ElementC, kCountC, float, float>,
+      typename Cfg::Swizzle, Cfg::kStages, cutlass::arch::OpMultiplyAdd>::GemmKernel;
+
+  // can_implement + the K partitioning, shared by both strategies' query().
+  static int query(CksArgs const& a, CksQuery& q) {
+    if (int status = check_abi(a)) return status;
+    std::string why = check(a);
+    if (why.empty()) {
+      typename FusedEpilogue<Cfg>::Params epi;
+      why = FusedEpilogue<Cfg>::init_host(epi, a);
+    }
+    if (!why.empty()) return fail(CKS_ERROR_INVALID_PROBLEM, why);
+    auto p = plan(a);
+    q.k_partitions = p.grid_tiled_shape.k();
+    q.tiles_m = p.grid_tiled_shape.m();
+    q.tiles_n = p.grid_tiled_shape.n();
+    q.semaphore_bytes = 0;
+    q.partial_bytes = 0;
+    return CKS_OK;
+  }
+
   // A caller speaking another ABI gets CKS_ERROR_ABI, never "this variant cannot run".
   static int check_abi(CksArgs const& a) {
     if (a.abi_version == CKS_ABI_VERSION) return CKS_OK;
@@ -612,33 +643,15 @@ template <class Cfg>
 struct SerialGemm {
   using C = Common<Cfg>;
   using Element = typename Cfg::Element;
-  using Base = typename cutlass::gemm::kernel::DefaultGemmUniversal<
-      Element, typename Cfg::LayoutA, cutlass::ComplexTransform::kNone, Cfg::kAlignment,
-      Element, typename Cfg::LayoutB, cutlass::ComplexTransform::kNone, Cfg::kAlignment,
-      Element, cutlass::layout::RowMajor, float, cutlass::arch::OpClassTensorOp,
-      cutlass::arch::Sm80, typename Cfg::ThreadblockShape, typename Cfg::WarpShape,
-      typename Cfg::InstructionShape,
-      cutlass::epilogue::thread::LinearCombination<Element, Cfg::kAlignment, float, float>,
-      typename Cfg::Swizzle, Cfg::kStages, cutlass::arch::OpMultiplyAdd>::GemmKernel;
+  using Base = typename C::template UniversalKernel<Element, Cfg::kAlignment>;
   using Visitor = SerialVisitor<Cfg, typename Base::Epilogue::OutputTileIterator>;
   using Epilogue = typename cutlass::epilogue::threadblock::EpilogueWithVisitorFromExistingEpilogue<
       Visitor, typename Base::Epilogue>::Epilogue;
   using Kernel = SerialSplitKKernel<typename Base::Mma, Epilogue, typename Cfg::Swizzle>;
 
   static int query(CksArgs const& a, CksQuery& q) {
-    if (int status = C::check_abi(a)) return status;
-    std::string why = C::check(a);
-    if (why.empty()) {
-      typename FusedEpilogue<Cfg>::Params epi;
-      why = FusedEpilogue<Cfg>::init_host(epi, a);
-    }
-    if (!why.empty()) return fail(CKS_ERROR_INVALID_PROBLEM, why);
-    auto plan = C::plan(a);
-    q.k_partitions = plan.grid_tiled_shape.k();
-    q.tiles_m = plan.grid_tiled_shape.m();
-    q.tiles_n = plan.grid_tiled_shape.n();
+    if (int status = C::query(a, q)) return status;
     q.semaphore_bytes = q.k_partitions > 1 ? int64_t(sizeof(int)) * q.tiles_m * q.tiles_n : 0;
-    q.partial_bytes = 0;
     return CKS_OK;
   }
 
@@ -680,30 +693,17 @@ template <class Cfg>
 struct ParallelGemm {
   using C = Common<Cfg>;
   using Element = typename Cfg::Element;
-  static int const kPartialAlign = 128 / cutlass::sizeof_bits<float>::value;
-  using Kernel = typename cutlass::gemm::kernel::DefaultGemmUniversal<
-      Element, typename Cfg::LayoutA, cutlass::ComplexTransform::kNone, Cfg::kAlignment,
-      Element, typename Cfg::LayoutB, cutlass::ComplexTransform::kNone, Cfg::kAlignment,
-      float, cutlass::layout::RowMajor, float, cutlass::arch::OpClassTensorOp,
-      cutlass::arch::Sm80, typename Cfg::ThreadblockShape, typename Cfg::WarpShape,
-      typename Cfg::InstructionShape,
-      cutlass::epilogue::thread::LinearCombination<float, kPartialAlign, float, float>,
-      typename Cfg::Swizzle, Cfg::kStages, cutlass::arch::OpMultiplyAdd>::GemmKernel;
+  // float partials, 16-byte stores; the workspace's leading dimension is padded to match.
+  static int const kPartialAlign = 4;
+  using Kernel = typename C::template UniversalKernel<float, kPartialAlign>;
+
+  static int64_t partial_ld(CksArgs const& a) {
+    return (int64_t(a.n) + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
+  }
 
   static int query(CksArgs const& a, CksQuery& q) {
-    if (int status = C::check_abi(a)) return status;
-    std::string why = C::check(a);
-    if (why.empty()) {
-      typename FusedEpilogue<Cfg>::Params epi;
-      why = FusedEpilogue<Cfg>::init_host(epi, a);
-    }
-    if (!why.empty()) return fail(CKS_ERROR_INVALID_PROBLEM, why);
-    auto plan = C::plan(a);
-    q.k_partitions = plan.grid_tiled_shape.k();
-    q.tiles_m = plan.grid_tiled_shape.m();
-    q.tiles_n = plan.grid_tiled_shape.n();
-    q.semaphore_bytes = 0;
-    q.partial_bytes = int64_t(sizeof(float)) * q.k_partitions * a.m * a.n;
+    if (int status = C::query(a, q)) return status;
+    q.partial_bytes = int64_t(sizeof(float)) * q.k_partitions * a.m * partial_ld(a);
     return CKS_OK;
   }
 
@@ -717,11 +717,11 @@ struct ParallelGemm {
       return fail(CKS_ERROR_WORKSPACE, "parallel split-K needs " +
                                            std::to_string(q.partial_bytes) +
                                            " bytes of 16-byte aligned float32 partials");
-    int64_t const slice_stride = int64_t(a.m) * a.n;
+    int64_t const ld = partial_ld(a);
+    int64_t const slice_stride = int64_t(a.m) * ld;
     typename Kernel::Arguments args(
         cutlass::gemm::GemmUniversalMode::kGemmSplitKParallel, {a.m, a.n, a.k}, a.split_k,
-        {1.f, 0.f}, a.a, a.b, nullptr, a.partials, 0, 0, 0, slice_stride, a.lda, a.ldb, a.n,
-        a.n);
+        {1.f, 0.f}, a.a, a.b, nullptr, a.partials, 0, 0, 0, slice_stride, a.lda, a.ldb, ld, ld);
     typename Kernel::Params params(args, 0, 0);
     if (params.grid_tiled_shape.k() != q.k_partitions)
       return fail(CKS_ERROR_INTERNAL, "partition count mismatch");
@@ -740,7 +740,7 @@ struct ParallelGemm {
     dim3 rgrid(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));
     dim3 rblock(kReduceThreadsX, kReduceThreadsY);
     reduce_epilogue_kernel<Cfg><<<rgrid, rblock, 0, stream>>>(
-        epi, static_cast<float const*>(a.partials), slice_stride, q.k_partitions);
+        epi, static_cast<float const*>(a.partials), ld, slice_stride, q.k_partitions);
     return C::launched("parallel split-K reduction launch");
   }
 };

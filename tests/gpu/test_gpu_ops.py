@@ -21,7 +21,7 @@ def cases(op):
     p = op.spec.epilogue.permute
     if p is Permute.NONE:
         return [(77, 200, 1000, None), (1, 1, 1, None), (33, 19, 517, None), (5, 64, 4096, None),
-                (130, 136, 264, None)]
+                (130, 136, 264, None), (9, 22, 30, None)]  # N = 22: 2-aligned, not 4-aligned
     if p is Permute.HEAD_SPLIT:
         return [(74, 200, 1000, (2, 37, 5, 40)), (1, 8, 13, (1, 1, 1, 8)), (48, 256, 4096, (3, 16, 4, 64))]
     return [(74, 384, 1000, (2, 37, 3, 2, 64)), (5, 24, 24, (1, 5, 3, 1, 8)), (32, 192, 2048, (2, 16, 3, 1, 64))]
