@@ -412,9 +412,9 @@ def test_shape_mismatch(linear):
     assert raises(ValueError, lambda: linear(a_(), w_(k=K + 8))) == \
         f"linear_f16: a is ({M}, {K}) but b is ({K + 8}, {N}): b must be (K={K}, N)"
     assert raises(ValueError, lambda: linear(a_()[None], w_())) == \
-        f"linear_f16: a must have shape 2-D, got (1, {M}, {K})"
+        f"linear_f16: a must be 2-D, got shape (1, {M}, {K})"
     assert raises(ValueError, lambda: linear(a_(), torch.randn(K, dtype=H))) == \
-        f"linear_f16: b must have shape 2-D, got ({K},)"
+        f"linear_f16: b must be 2-D, got shape ({K},)"
 
 
 def test_tn_b_must_be_column_major(linear):
@@ -506,7 +506,7 @@ def test_bias_c_e_shapes(linear):
     assert raises(ValueError, lambda: linear(a_(), w_(), bias=torch.randn(N + 1, dtype=H))) == \
         f"linear_f16: bias must have shape ({N},), got ({N + 1},)"
     assert raises(ValueError, lambda: linear(a_(), w_(), bias=torch.randn(1, N, dtype=H))) == \
-        f"linear_f16: bias must have shape ({N},), got (1, {N})"
+        f"linear_f16: bias must be 1-D, got shape (1, {N})"
     assert raises(ValueError, lambda: linear(a_(), w_(), c=torch.randn(M, N + 1, dtype=H), beta=1.0)) == \
         f"linear_f16: c must have shape ({M}, {N}), got ({M}, {N + 1})"
     row = make_op("relu_rowbias_add_f16", [])

@@ -386,9 +386,10 @@ class Op:
             raise ValueError(f"{self.name}: {name} must be on a CUDA device, got {t.device}")
         if device is not None and t.device != device:
             raise ValueError(f"{self.name}: {name} is on {t.device} but a is on {device}")
-        if t.dim() != ndim or (shape is not None and tuple(t.shape) != tuple(shape)):
-            want = tuple(shape) if shape is not None else f"{ndim}-D"
-            raise ValueError(f"{self.name}: {name} must have shape {want}, got {tuple(t.shape)}")
+        if t.dim() != ndim:
+            raise ValueError(f"{self.name}: {name} must be {ndim}-D, got shape {tuple(t.shape)}")
+        if shape is not None and tuple(t.shape) != tuple(shape):
+            raise ValueError(f"{self.name}: {name} must have shape {tuple(shape)}, got {tuple(t.shape)}")
 
     def _out_shape(self, m: int, n: int, view: Any) -> Tuple[int, ...]:
         p = self.spec.epilogue.permute
