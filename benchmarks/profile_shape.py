@@ -1,0 +1,31 @@
+"""Runs the chain op a few times on one shape so ncu can profile its kernels:
+
+    ncu --clock-control none --launch-skip 2 --launch-count 2 --section SpeedOfLight \
+        --section Occupancy --section LaunchStats --section WarpStateStats \
+        python3 benchmarks/profile_shape.py build/default 1024 1024 16384
+"""
+
+import sys
+
+import torch
+
+import cutlass_splitk
+
+
+def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16"):
+    m, n, k = int(m), int(n), int(k)
+    lib = cutlass_splitk.load(directory)
+    op = getattr(lib, op_name)
+    a = torch.randn(m, k, device="cuda", dtype=op.dtype)
+    w = torch.randn(n, k, device="cuda", dtype=op.dtype)
+    bias = torch.randn(n, device="cuda", dtype=op.dtype)
+    e = torch.randn(m, n, device="cuda", dtype=op.dtype)
+    view = (m // 128, 128, n // 128, 128)
+    print(lib.explain(op_name, m, n, k, top=1).splitlines()[1])
+    for _ in range(3):
+        op(a, w.t(), bias=bias, e=e, view=view)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
