@@ -165,7 +165,8 @@ def chain_fn(op, a, b, kw) -> Callable[[], object]:
 
 
 def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile: bool,
-             max_autotune: bool, sweep: bool, out=sys.stderr) -> List[Row]:
+             max_autotune: bool, sweep: bool, ceil: Dict[str, float], out=sys.stderr) -> List[Row]:
+    """Times one op on every shape; ``ceil`` holds the measured ceilings (see ceilings())."""
     import torch
 
     from .spec import BiasMode, EOp, Permute
@@ -173,10 +174,6 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
     bench = timer()
     op = getattr(lib, op_name)
     rows = []
-    ceil = getattr(lib, "_bench_ceilings", None)
-    if ceil is None:
-        ceil = ceilings(bench)
-        lib._bench_ceilings = ceil
     for i, s in enumerate(shapes):
         print(f"[{i + 1}/{len(shapes)}] {op_name} {s.name} ({s.m}x{s.n}x{s.k})", file=out, flush=True)
         ep = op.spec.epilogue
@@ -302,18 +299,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                                 view=[1, parts[0], parts[1] // 128, 128]))
     else:
         shapes = load_shapes(Path(args.shapes))
+    ceil = ceilings(timer())
     rows: List[Row] = []
     for dtype in args.dtype:
         rows += bench_op(lib, args.op.format(dtype=dtype), shapes, dtype, not args.no_compile,
-                         args.max_autotune, args.sweep)
+                         args.max_autotune, args.sweep, ceil)
     p = torch.cuda.get_device_properties(0)
     header = (f"device: {p.name}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
-              f"ceilings: copy {lib._bench_ceilings['copy_bytes_per_s'] / 1e12:.2f} TB/s, "
-              f"f16 matmul {lib._bench_ceilings['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s")
+              f"ceilings: copy {ceil['copy_bytes_per_s'] / 1e12:.2f} TB/s, "
+              f"f16 matmul {ceil['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s")
     print(header)
     print(format_table(rows))
     if args.json:
-        Path(args.json).write_text(json.dumps({"header": header, "ceilings": lib._bench_ceilings,
+        Path(args.json).write_text(json.dumps({"header": header, "ceilings": ceil,
                                                "rows": [asdict(r) for r in rows]}, indent=1))
     if args.plot:
         plot(rows, Path(args.plot))

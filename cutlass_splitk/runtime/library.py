@@ -235,7 +235,6 @@ class Op:
         self.bound = bound
         self.name = spec.name
         self.dtype = TORCH_DTYPES[spec.dtype]
-        self.alignment = min(v.alignment for v in spec.variants)
         ep = spec.epilogue
         allowed = ["out", "split_k", "mode", "variant"]
         if ep.alpha:
@@ -613,7 +612,7 @@ class Op:
                 raise ValueError(self.bound.last_error())
 
         with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
-            results = tuning.time_candidates(run, list(plans), rotations=1)
+            results = tuning.time_candidates(run, list(plans))
         args.d = saved_d
         if not results:
             return None
@@ -653,7 +652,7 @@ class Op:
 
         cands = [(c.variant.name, c.split) for c in
                  self.candidates(m, n, k, self.library.device_info(device.index))]
-        results = tuning.time_candidates(run, cands, rotations=sets)
+        results = tuning.time_candidates(run, cands)
         if not results:
             raise ValueError(f"{self.name}: no built variant can run M={m} N={n} K={k}")
         us, name, split = results[0]

@@ -110,9 +110,9 @@ class TuneCache:
 
 
 def time_candidates(run: Callable[[str, int], None], candidates: Sequence[Tuple[str, int]],
-                    rotations: int, warmup: int = 3, reps: int = 10) -> List[Tuple[float, str, int]]:
-    """Median microseconds of ``run(variant, split)`` per candidate, fastest first. ``run``
-    is called with an input-set index rotating over ``rotations`` sets via closure state."""
+                    warmup: int = 3, reps: int = 10) -> List[Tuple[float, str, int]]:
+    """Median microseconds of ``run(variant, split)`` per candidate, fastest first (``run``
+    itself rotates input sets where the caller wants L2 defeated)."""
     results = []
     for variant, split in candidates:
         try:
