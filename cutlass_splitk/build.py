@@ -299,37 +299,44 @@ def build(
                 f.cancel()
             raise
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    libraries: Dict[str, dict] = {}
+    # Link every op into the cache first: a failed link leaves the output directory as it was.
+    linked: Dict[str, Path] = {}
     for op in config.ops:
         objs = sorted(objects[op.name], key=lambda p: p.name)
-        so_name = f"lib{op.name}.so"
         key = _sha256(*(o.name.encode() for o in objs), "\0".join(toolchain.link_command([], Path())).encode())
 
         def make_so(tmp: Path, objs=objs, name=op.name) -> None:
             _run(toolchain.link_command(objs, tmp), f"linking lib{name}.so failed",
                  "Check that the CUDA toolkit's static runtime (libcudart_static.a) is installed.")
 
-        cached_so = _cached(cache, key, ".so", make_so)
-        target = out_dir / so_name
-        digest = file_sha256(cached_so)
-        if not target.is_file() or file_sha256(target) != digest:
-            tmp = target.with_name(f".{so_name}.{os.getpid()}.tmp")
-            shutil.copyfile(cached_so, tmp)
-            os.replace(tmp, target)
-            result.linked += 1
-        libraries[op.name] = {"file": so_name, "sha256": digest}
-        result.libraries[op.name] = target
+        linked[op.name] = _cached(cache, key, ".so", make_so)
 
-    manifest = {
-        "abi_version": codegen.ABI_VERSION,
-        "config": codegen.display_path(config.path),
-        "toolchain": toolchain.fingerprint,
-        "build_hash": _sha256(*(l["sha256"].encode() for l in libraries.values()))[:16],
-        "libraries": libraries,
-        "ops": {op.name: codegen.describe(op) for op in config.ops},
-    }
-    codegen.write_if_different(out_dir / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    libraries: Dict[str, dict] = {}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, cached_so in linked.items():
+            so_name = f"lib{name}.so"
+            target = out_dir / so_name
+            digest = file_sha256(cached_so)
+            if target.is_symlink() or not target.is_file() or file_sha256(target) != digest:
+                tmp = target.with_name(f".{so_name}.{os.getpid()}.tmp")
+                shutil.copyfile(cached_so, tmp)
+                os.replace(tmp, target)
+                result.linked += 1
+            libraries[name] = {"file": so_name, "sha256": digest}
+            result.libraries[name] = target
+        manifest = {
+            "abi_version": codegen.ABI_VERSION,
+            "config": codegen.display_path(config.path),
+            "toolchain": toolchain.fingerprint,
+            "build_hash": _sha256(*(l["sha256"].encode() for l in libraries.values()))[:16],
+            "libraries": libraries,
+            "ops": {op.name: codegen.describe(op) for op in config.ops},
+        }
+        codegen.write_if_different(out_dir / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise BuildError(f"cannot write the output directory {out_dir}", [], f"{type(exc).__name__}: {exc}",
+                         "Choose a writable directory with -o (it must not be an existing file).") from None
     result.manifest = manifest
     result.seconds = time.monotonic() - start
     return result

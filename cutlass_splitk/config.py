@@ -104,6 +104,9 @@ class Config:
 # --- YAML with line numbers -----------------------------------------------------------------
 
 Path_ = Tuple[Union[str, int], ...]
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _field(path: Path_) -> str:
@@ -119,6 +122,7 @@ class _Doc:
     def __init__(self, file: str):
         self.file = file
         self.lines: Dict[Path_, int] = {}
+        self._memo: Dict[int, Any] = {}
 
     def line(self, path: Path_) -> Optional[int]:
         while True:
@@ -143,39 +147,62 @@ class _Doc:
                               f"invalid {node.tag.rsplit(':', 1)[-1]} scalar {node.value!r}") from None
 
     def convert(self, node: yaml.Node, path: Path_, depth: int = 0) -> Any:
+        """Plain values for ``node``. A node reached again through an alias is converted once
+        (memoised by identity): aliases cannot blow up into exponential work, and a merged
+        mapping is flattened only once."""
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        key = id(node)
+        if key in self._memo:
+            return self._memo[key]
         if depth > 64:
             raise ConfigError(self.file, node.start_mark.line + 1, _field(path), "nesting deeper than 64 levels")
-        self.lines.setdefault(path, node.start_mark.line + 1)
+        value = self._convert(node, path, depth)
+        self._memo[key] = value
+        return value
+
+    def _convert(self, node: yaml.Node, path: Path_, depth: int) -> Any:
         if isinstance(node, yaml.ScalarNode):
             return self.scalar(node, path)
+        if node.tag not in (_SEQ_TAG, _MAP_TAG):
+            raise ConfigError(self.file, node.start_mark.line + 1, _field(path),
+                              f"unsupported tag {node.tag!r}: use plain YAML mappings and lists")
         if isinstance(node, yaml.SequenceNode):
             return [self.convert(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
-            seen: Dict[Any, int] = {}
+            seen: Dict[str, int] = {}
             for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _MERGE_TAG:
                     continue
-                key = self.scalar(key_node, path)
+                key = self.key(key_node, path)
                 line = key_node.start_mark.line + 1
                 if key in seen:
-                    raise ConfigError(self.file, line, _field(path + (str(key),)),
+                    raise ConfigError(self.file, line, _field(path + (key,)),
                                       f"duplicate key (first defined on line {seen[key]})")
                 seen[key] = line
             loader = yaml.SafeLoader("")
-            loader.flatten_mapping(node)  # resolves '<<' merge keys
+            try:
+                loader.flatten_mapping(node)  # resolves '<<' merge keys
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None) or node.start_mark
+                raise ConfigError(self.file, mark.line + 1, _field(path),
+                                  f"invalid merge: {getattr(exc, 'problem', None) or exc}") from None
             out: Dict[str, Any] = {}
             for key_node, value_node in node.value:
-                if not isinstance(key_node, yaml.ScalarNode):
-                    raise ConfigError(self.file, key_node.start_mark.line + 1, _field(path),
-                                      "mapping keys must be plain strings")
-                key = self.scalar(key_node, path)
-                if not isinstance(key, str):
-                    raise ConfigError(self.file, key_node.start_mark.line + 1, _field(path),
-                                      f"mapping keys must be strings, got {type(key).__name__} {key!r}")
+                key = self.key(key_node, path)
                 self.lines[path + (key,)] = key_node.start_mark.line + 1
                 out[key] = self.convert(value_node, path + (key,), depth + 1)
             return out
         raise ConfigError(self.file, node.start_mark.line + 1, _field(path), "unsupported YAML node")
+
+    def key(self, key_node: yaml.Node, path: Path_) -> str:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise ConfigError(self.file, key_node.start_mark.line + 1, _field(path),
+                              "mapping keys must be plain strings")
+        key = self.scalar(key_node, path)
+        if not isinstance(key, str):
+            raise ConfigError(self.file, key_node.start_mark.line + 1, _field(path),
+                              f"mapping keys must be strings, got {type(key).__name__} {key!r}")
+        return key
 
 
 def _parse_yaml(text: str, file: str) -> Tuple[Any, _Doc]:
