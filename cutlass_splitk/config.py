@@ -122,15 +122,23 @@ class _Doc:
     def __init__(self, file: str):
         self.file = file
         self.lines: Dict[Path_, int] = {}
-        self._memo: Dict[int, Any] = {}
+        self._memo: Dict[int, Tuple[Any, Path_]] = {}
+        self.aliases: Dict[Path_, Path_] = {}  # a path reached through an alias -> the anchor's path
 
     def line(self, path: Path_) -> Optional[int]:
-        while True:
-            if path in self.lines:
-                return self.lines[path]
-            if not path:
+        """The line of ``path``, or of its nearest ancestor that has one. A path through an
+        alias is translated to the anchored node's own path, where the value is written."""
+        for _ in range(64):
+            for cut in range(len(path), -1, -1):
+                prefix = path[:cut]
+                if prefix in self.aliases:
+                    path = self.aliases[prefix] + path[cut:]
+                    break
+                if prefix in self.lines:
+                    return self.lines[prefix]
+            else:
                 return None
-            path = path[:-1]
+        return None
 
     def error(self, path: Path_, message: str) -> ConfigError:
         return ConfigError(self.file, self.line(path), _field(path), message)
@@ -150,14 +158,17 @@ class _Doc:
         """Plain values for ``node``. A node reached again through an alias is converted once
         (memoised by identity): aliases cannot blow up into exponential work, and a merged
         mapping is flattened only once."""
-        self.lines.setdefault(path, node.start_mark.line + 1)
         key = id(node)
         if key in self._memo:
-            return self._memo[key]
+            value, first = self._memo[key]
+            if first != path:
+                self.aliases.setdefault(path, first)
+            return value
+        self.lines.setdefault(path, node.start_mark.line + 1)
         if depth > 64:
             raise ConfigError(self.file, node.start_mark.line + 1, _field(path), "nesting deeper than 64 levels")
         value = self._convert(node, path, depth)
-        self._memo[key] = value
+        self._memo[key] = (value, path)
         return value
 
     def _convert(self, node: yaml.Node, path: Path_, depth: int) -> Any:
