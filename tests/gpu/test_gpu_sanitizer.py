@@ -1,0 +1,37 @@
+"""compute-sanitizer memcheck / racecheck / synccheck over serial and parallel split-K
+variants at odd sizes (benchmarks/sanitize_serial.py: two launches per problem, so the
+second reuses the semaphores the first left), results checked against float64."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_util import BUILD_ROOT, manifest
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[2]
+SUMMARY = {
+    "memcheck": "ERROR SUMMARY: 0 errors",
+    "racecheck": "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)",
+    "synccheck": "ERROR SUMMARY: 0 errors",
+}
+
+
+@pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer is not on PATH")
+@pytest.mark.parametrize("tool", sorted(SUMMARY))
+def test_sanitizer_clean(tool):
+    if manifest("default") is None:
+        pytest.skip("build/default is not built")
+    proc = subprocess.run(
+        ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99", sys.executable,
+         str(ROOT / "benchmarks" / "sanitize_serial.py"), str(BUILD_ROOT / "default")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "32 problems, 0 failures" in out
+    assert SUMMARY[tool] in out, out[-2000:]
