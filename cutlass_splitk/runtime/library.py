@@ -252,6 +252,7 @@ class Op:
         self.keywords: Tuple[str, ...] = tuple(allowed)
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
         self._plans: Dict[tuple, _Plan] = {}
+        self._pools: Dict[tuple, List[Any]] = {}
         self._torch_op: Any = None
 
     def __repr__(self) -> str:
@@ -267,7 +268,19 @@ class Op:
         return dispatch.rank(self._pool(split_k, mode, variant), m, n, k, dev, split_k)
 
     def _pool(self, split_k: Optional[int], mode: Optional[str], variant: Optional[str]) -> List[Any]:
-        """The built variants allowed by the caller's split_k / mode / variant (validated)."""
+        """The built variants allowed by the caller's split_k / mode / variant (validated;
+        memoised, since it is on every call's path)."""
+        key = (split_k, mode, variant)
+        try:
+            return self._pools[key]
+        except (KeyError, TypeError):  # TypeError: an unhashable argument, validated below
+            pass
+        pool = self._make_pool(split_k, mode, variant)
+        if len(self._pools) < 256:
+            self._pools[key] = pool
+        return pool
+
+    def _make_pool(self, split_k: Optional[int], mode: Optional[str], variant: Optional[str]) -> List[Any]:
         if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
             raise ValueError(f"{self.name}: split_k must be a positive int, got {split_k!r}")
         mode_enum = self._mode(mode)
@@ -353,10 +366,11 @@ class Op:
         out_shape = self._out_shape(m, n, view)
         if out is not None:
             self._check_tensor("out", out, len(out_shape), device, out_shape)
-            for name, t in (("a", a), ("b", b), ("bias", bias), ("e", e)):
-                if t is not None and t.numel() and out.numel() and _overlaps(out, t):
-                    raise ValueError(f"{self.name}: out overlaps {name}; pass a separate output tensor")
-            if c is not None and out.numel() and _overlaps(out, c) and not (
+            if out.numel():
+                for name, t in (("a", a), ("b", b), ("bias", bias), ("e", e)):
+                    if t is not None and t.numel() and _overlaps(out, t):
+                        raise ValueError(f"{self.name}: out overlaps {name}; pass a separate output tensor")
+            if c is not None and out.numel() and c.numel() and _overlaps(out, c) and not (
                     ep.permute is Permute.NONE and out.data_ptr() == c.data_ptr() and out.stride() == c.stride()):
                 raise ValueError(f"{self.name}: out partially overlaps c; out may alias c only exactly "
                                  "(same pointer and strides, unpermuted output)")
@@ -727,14 +741,18 @@ def _current_stream(index: int) -> int:
     return int(torch.cuda.current_stream(index).cuda_stream)
 
 
+def _span(t: torch.Tensor) -> Tuple[int, int]:
+    """[first, last) byte addresses a (non-empty, non-negatively strided) tensor can touch."""
+    lo = t.data_ptr()
+    return lo, lo + (sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
 def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
+    """Whether two non-empty tensors of one storage touch a common byte range (conservative:
+    two interleaved views of one buffer count as overlapping)."""
     if x.untyped_storage().data_ptr() != y.untyped_storage().data_ptr():
         return False
-    def span(t: torch.Tensor) -> Tuple[int, int]:
-        lo = t.data_ptr()
-        hi = lo + (sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
-        return lo, hi
-    (a0, a1), (b0, b1) = span(x), span(y)
+    (a0, a1), (b0, b1) = _span(x), _span(y)
     return a0 < b1 and b0 < a1
 
 
