@@ -209,7 +209,7 @@ def test_explain_unbuilt_split_is_a_clean_error(tiny_build, capsys):
 
 @pytest.mark.nvcc
 def test_explain_without_a_gpu_needs_sms(tiny_build, capsys, monkeypatch):
-    import torch
+    torch = pytest.importorskip("torch")
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert main(["explain", str(tiny_build.out), "tiny_f16", "16", "64", "64"]) == 1

@@ -6,6 +6,8 @@ import warnings
 
 import pytest
 
+pytest.importorskip("torch", reason="the runtime needs torch (pip install torch)")
+
 from cutlass_splitk.runtime.tuning import TuneCache, TuneCacheWarning, m_bucket
 
 
