@@ -68,16 +68,26 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_explain(args: argparse.Namespace) -> int:
-    from .runtime import load
-    from .runtime.dispatch import DeviceInfo
-
-    from .runtime import LibraryError
-
+def _load_library(directory: str, **kwargs):
+    """The runtime's load(), or None after printing why it cannot be used here."""
     try:
-        lib = load(args.dir)
+        from .runtime import LibraryError, load
+    except ImportError as exc:
+        print(f"error: this command loads the runtime, which needs torch ({exc}): pip install torch",
+              file=sys.stderr)
+        return None
+    try:
+        return load(directory, **kwargs)
     except LibraryError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .runtime.dispatch import DeviceInfo
+
+    lib = _load_library(args.dir)
+    if lib is None:
         return 1
     device = None
     if args.sms:
@@ -100,12 +110,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def _cmd_tune(args: argparse.Namespace) -> int:
     from .bench import load_shapes
-    from .runtime import LibraryError, load
 
-    try:
-        lib = load(args.dir, tune_cache=args.cache)
-    except LibraryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    lib = _load_library(args.dir, tune_cache=args.cache)
+    if lib is None:
         return 1
     if args.shape:
         shapes = [tuple(int(x) for x in text.split(",")) + (None,) for text in args.shape]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT
 from cutlass_splitk import codegen
 from cutlass_splitk.cli import main
 from cutlass_splitk.config import load_config
+
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                 reason="explain loads the runtime, which needs torch")
 
 
 @pytest.fixture
@@ -149,6 +154,7 @@ def test_build_error_exit_code_1(write_yaml, tmp_path, capsys, monkeypatch):
     assert err.startswith(f"error: nvcc not found\ncommand: \n--- output ---\nCUDA_HOME={tmp_path} has no bin/nvcc\n")
 
 
+@needs_torch
 def test_explain_missing_directory(tmp_path, capsys):
     d = tmp_path / "nope"
     assert main(["explain", str(d), "linear_f16", "16", "4096", "4096", "--sms", "132"]) == 1
@@ -165,6 +171,7 @@ def test_usage_errors_exit_2(capsys):
     assert info.value.code == 2
 
 
+@needs_torch
 @pytest.mark.nvcc
 def test_explain_with_a_modelled_device(tiny_build, capsys):
     assert main(["explain", str(tiny_build.out), "tiny_f16", "16", "4096", "4096", "--sms", "132", "--top", "2"]) == 0
@@ -177,6 +184,7 @@ def test_explain_with_a_modelled_device(tiny_build, capsys):
     assert any(v in lines[1] for v in MINIMAL_VARIANTS)
 
 
+@needs_torch
 @pytest.mark.nvcc
 def test_explain_unknown_op_is_a_clean_error(tiny_build, capsys):
     # an unknown op (AttributeError from Library.op) is "error: ..." on stderr and exit code 1,
@@ -190,6 +198,7 @@ def test_explain_unknown_op_is_a_clean_error(tiny_build, capsys):
     assert capsys.readouterr().err == f"error: no op 'nosuch' in {tiny_build.out}; built ops: tiny_f16\n"
 
 
+@needs_torch
 @pytest.mark.nvcc
 def test_explain_unbuilt_split_is_a_clean_error(tiny_build, capsys):
     code = None
@@ -207,6 +216,7 @@ def test_explain_unbuilt_split_is_a_clean_error(tiny_build, capsys):
                                        "built split factors: [2, 4]\n")
 
 
+@needs_torch
 @pytest.mark.nvcc
 def test_explain_without_a_gpu_needs_sms(tiny_build, capsys, monkeypatch):
     torch = pytest.importorskip("torch")
