@@ -21,7 +21,7 @@ def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16"):
     bias = torch.randn(n, device="cuda", dtype=op.dtype)
     e = torch.randn(m, n, device="cuda", dtype=op.dtype)
     view = (m // 128, 128, n // 128, 128)
-    print(lib.explain(op_name, m, n, k, top=1).splitlines()[1])
+    print(op.candidates(m, n, k, lib.device_info(torch.cuda.current_device()))[0].describe())
     for _ in range(3):
         op(a, w.t(), bias=bias, e=e, view=view)
     torch.cuda.synchronize()

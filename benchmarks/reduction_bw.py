@@ -54,8 +54,8 @@ def main(directory: str, op_name: str, shapes_file: str = "benchmarks/bench_shap
                 print(f"{s.name:<20} {split:>5} no reduction kernel seen")
                 continue
             us = statistics.median(times)
-            parts = op.library.explain(op_name, s.m, s.n, s.k, split_k=split, mode="parallel", top=1)
-            nparts = int(parts.split("(")[2].split(" partitions")[0])
+            nparts = op.candidates(s.m, s.n, s.k, lib.device_info(torch.cuda.current_device()),
+                                   split_k=split, mode="parallel")[0].parts
             nbytes = nparts * s.m * s.n * 4 + s.m * s.n * 2 * 2 + s.n * 2
             rate = nbytes / (us * 1e-6)
             print(f"{s.name:<20} {split:>5} {us:9.2f} {nbytes / 1e6:8.2f} {rate / 1e9:6.0f} {rate / bw:7.1%}")

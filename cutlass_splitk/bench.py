@@ -169,7 +169,7 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
     """Times one op on every shape; ``ceil`` holds the measured ceilings (see ceilings())."""
     import torch
 
-    from .spec import BiasMode, EOp, Permute
+    from .spec import Permute
 
     bench = timer()
     op = getattr(lib, op_name)
@@ -177,23 +177,17 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
     for i, s in enumerate(shapes):
         print(f"[{i + 1}/{len(shapes)}] {op_name} {s.name} ({s.m}x{s.n}x{s.k})", file=out, flush=True)
         ep = op.spec.epilogue
-        a = torch.randn(s.m, s.k, device="cuda", dtype=op.dtype)
-        b = torch.randn(s.n, s.k, device="cuda", dtype=op.dtype).t()
-        kw = {}
-        if ep.bias is not BiasMode.NONE:
-            kw["bias"] = torch.randn(s.n if ep.bias is BiasMode.PER_COL else s.m, device="cuda", dtype=op.dtype)
-        if ep.e_op is not EOp.NONE:
-            kw["e"] = torch.randn(s.m, s.n, device="cuda", dtype=op.dtype)
-        if ep.permute is Permute.HEAD_SPLIT:
-            kw["view"] = tuple(s.view)
-        elif ep.permute is Permute.QKV_SPLIT:
+        view = tuple(s.view) if s.view else None
+        if ep.permute is Permute.QKV_SPLIT:
             bsz, seq, h, d = s.view
             if h % 3:
                 print(f"  skipped: {h} heads do not split into q, k, v", file=out)
                 continue
-            kw["view"] = (bsz, seq, 3, h // 3, d)
+            view = (bsz, seq, 3, h // 3, d)
+        a, b, kw = op.random_inputs(s.m, s.n, s.k, view=view)
         out_t = op(a, b, **kw)
-        choice = op.library.explain(op_name, s.m, s.n, s.k, top=1).splitlines()[1].strip().lstrip("->").strip()
+        device = lib.device_info(torch.cuda.current_device())
+        choice = op.candidates(s.m, s.n, s.k, device)[0].describe()
         ours = bench(lambda: op(a, b, out=out_t, **kw))
         ours_graph = graph_time(lambda: op(a, b, out=out_t, **kw))
         host = cpu_time(lambda: op(a, b, out=out_t, **kw))

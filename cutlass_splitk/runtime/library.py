@@ -636,27 +636,34 @@ class Op:
             "inputs": "caller's"})
         return name, split
 
+    def random_inputs(self, m: int, n: int, k: int, *, view: Any = None,
+                      device: Optional[torch.device] = None) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, Any]]:
+        """(a, b, keyword arguments) of random normal data for this op's signature and layout:
+        what tuning and benchmarking call the op with."""
+        device = device or torch.device("cuda", torch.cuda.current_device())
+        ep = self.spec.epilogue
+
+        def randn(*shape: int) -> torch.Tensor:
+            return torch.randn(*shape, device=device, dtype=self.dtype)
+
+        b = randn(n, k).t() if self.spec.layout is Layout.TN else randn(k, n)
+        kw: Dict[str, Any] = {}
+        if ep.bias is not BiasMode.NONE:
+            kw["bias"] = randn(n if ep.bias is BiasMode.PER_COL else m)
+        if ep.e_op is not EOp.NONE:
+            kw["e"] = randn(m, n)
+        if ep.permute is not Permute.NONE:
+            kw["view"] = view
+        return randn(m, k), b, kw
+
     def tune(self, m: int, n: int, k: int, *, view: Any = None, verbose: bool = False) -> dict:
         """Times every candidate for (M, N, K) on random inputs, rotating input sets so the
         operands do not stay in L2, and stores the fastest in the tuning cache."""
         device = torch.device("cuda", torch.cuda.current_device())
-        ep = self.spec.epilogue
         per_set = 2 * (m * k + k * n + 3 * m * n)
         l2 = torch.cuda.get_device_properties(device).L2_cache_size
         sets = max(1, min(8, -(-2 * l2 // max(per_set, 1))))
-        inputs = []
-        for _ in range(sets):
-            a = torch.randn(m, k, device=device, dtype=self.dtype)
-            b = (torch.randn(n, k, device=device, dtype=self.dtype).t() if self.spec.layout is Layout.TN
-                 else torch.randn(k, n, device=device, dtype=self.dtype))
-            kw: Dict[str, Any] = {}
-            if ep.bias is not BiasMode.NONE:
-                kw["bias"] = torch.randn(n if ep.bias is BiasMode.PER_COL else m, device=device, dtype=self.dtype)
-            if ep.e_op is not EOp.NONE:
-                kw["e"] = torch.randn(m, n, device=device, dtype=self.dtype)
-            if ep.permute is not Permute.NONE:
-                kw["view"] = view
-            inputs.append((a, b, kw))
+        inputs = [self.random_inputs(m, n, k, view=view, device=device) for _ in range(sets)]
         state = {"i": 0}
 
         def run(name: str, split: int) -> None:
