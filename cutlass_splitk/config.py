@@ -353,6 +353,30 @@ def auto_warp(tile: Shape3) -> Shape3:
     return (wm, wn, k)
 
 
+def epilogue_rows_fit(tile: Shape3, warp: Shape3, elements_per_access: int, element_bits: int) -> bool:
+    """Whether CUTLASS's epilogue thread map (OutputTileOptimalThreadMap over the output
+    tile's 8-row steps) gives every warp at least one row and one column iteration. Sliced-K
+    warps (warp K < tile K) add threads without adding output rows, which narrow tiles cannot
+    absorb: t64x64x64 with 32x32x32 warps fails CUTLASS's "Iteration Count Row must be > 0"."""
+    warps_m = tile[0] // warp[0]
+    warps = warps_m * (tile[1] // warp[1]) * (tile[2] // warp[2])
+    rows, columns = 8, tile[1]
+    warps_for_rows = 1 if warps_m > warps else warps // warps_m
+    access_bytes = elements_per_access * element_bits // 8
+    if rows <= warps_for_rows:  # one row per warp: 32 accesses side by side
+        return columns // elements_per_access // 32 > 0
+    shape_row = rows // warps_for_rows
+    shape_width = columns // elements_per_access
+    target_rows = 32 // (256 // access_bytes)
+    if target_rows > shape_row:
+        access_width, access_rows = 32 // shape_row, shape_row
+    else:
+        access_width = min(shape_width, 32, 256 // access_bytes)
+        access_rows = min(rows, 32 // access_width)
+    return (access_width * elements_per_access <= columns and shape_width // access_width > 0
+            and shape_row // access_rows > 0)
+
+
 def _parse_epilogue(r: _Reader, value: Any, path: Path_) -> EpilogueSpec:
     if value is None:
         return EpilogueSpec()
@@ -401,11 +425,13 @@ def _parse_variants(r: _Reader, name: str, dtype: DType, layout: Layout, archs: 
         wpath = path + (("warp", i) if warp_value != "auto" else ("tile", i))
         if any(t % w for t, w in zip(tile, warp)):
             raise r.doc.error(wpath, f"warp {list(warp)} does not divide tile {list(tile)}")
-        if warp[2] != tile[2]:
-            raise r.doc.error(wpath, f"warp K ({warp[2]}) must equal tile K ({tile[2]})")
         if warp[0] % inst[0] or warp[1] % inst[1] or warp[2] % inst[2]:
             raise r.doc.error(wpath, f"warp {list(warp)} is not a multiple of instruction shape {list(inst)}")
-        count = (tile[0] // warp[0]) * (tile[1] // warp[1])
+        if warp[2] < 2 * inst[2]:
+            # sliced K (warp K < tile K) is allowed; CUTLASS's multistage main loop needs at
+            # least two warp-level MMA steps per stage
+            raise r.doc.error(wpath, f"warp K ({warp[2]}) must be at least twice the instruction K ({inst[2]})")
+        count = (tile[0] // warp[0]) * (tile[1] // warp[1]) * (tile[2] // warp[2])
         if count > 16:
             raise r.doc.error(wpath, f"tile {list(tile)} with warp {list(warp)} needs {count} warps; at most 16")
 
@@ -446,6 +472,9 @@ def _parse_variants(r: _Reader, name: str, dtype: DType, layout: Layout, archs: 
             elif (tile[0] * tile[2] // align) % threads or (tile[1] * tile[2] // align) % threads:
                 reason = (f"tile {list(tile)} does not split evenly into {align}-element accesses "
                           f"over {threads} threads")
+            elif not (epilogue_rows_fit(tile, warp, align, 16) and epilogue_rows_fit(tile, warp, 4, 32)):
+                reason = (f"CUTLASS's epilogue cannot spread the {tile[0]}x{tile[1]} output tile over "
+                          f"{kv.warp_count} warps (warp {list(warp)}): use a wider tile or warp K = tile K")
             if reason:
                 pruned.append(Pruned(name, kv.name, reason))
             else:

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT
-from cutlass_splitk.config import Config, ConfigError, Pruned, auto_warp, load_config, parse_config
+from cutlass_splitk.config import (Config, ConfigError, Pruned, auto_warp, epilogue_rows_fit, load_config,
+                                   parse_config)
 from cutlass_splitk.spec import (
     Activation,
     BiasMode,
@@ -293,9 +294,17 @@ def test_warp_list_length_mismatch():
     assert str(exc) == "x.yaml:8: ops.tiny_f16.variants.warp: expected one warp shape per tile (1), got 2"
 
 
-def test_warp_k_must_equal_tile_k():
-    exc = error(with_variant_lines("      warp: [[32, 32, 32]]\n"))
-    assert str(exc) == "x.yaml:8: ops.tiny_f16.variants.warp[0]: warp K (32) must equal tile K (64)"
+def test_warp_k_needs_two_mma_steps():
+    exc = error(with_variant_lines("      warp: [[32, 32, 16]]\n"))
+    assert str(exc) == "x.yaml:8: ops.tiny_f16.variants.warp[0]: warp K (16) must be at least twice the instruction K (16)"
+
+
+def test_sliced_k_warps_count_along_k():
+    """warp K < tile K slices the tile's K over warps (CUTLASS sliced-K): 2 x 2 x 2 warps."""
+    text = with_variant_lines("      warp: [[64, 64, 32]]\n").replace("tile: [[64, 64, 64]]", "tile: [[128, 128, 64]]")
+    variant = parse_config(text, "x.yaml").ops[0].variants[0]
+    assert variant.warp == (64, 64, 32) and variant.warp_count == 8
+    assert "_t128x128x64_w64x64x32_" in variant.name
 
 
 def test_warp_not_a_multiple_of_the_instruction():
@@ -389,13 +398,33 @@ def test_partly_pruned_grid_keeps_the_rest_and_records_why():
 
 
 def test_pruned_when_the_tile_does_not_split_into_accesses():
-    # 32x32x16 -> auto warp 16x16x16 -> 4 warps = 128 threads; 32*16/8 = 64 accesses
-    text = MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [32, 32, 16]]")
+    # 16x64x32 -> auto warp 16x16x32 -> 4 warps = 128 threads; A has 16*32/8 = 64 accesses
+    text = MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [16, 64, 32]]")
     config = parse_config(text, "x.yaml")
     assert {v.tile for v in config.ops[0].variants} == {(64, 64, 64)}
     assert {p.reason for p in config.pruned} == {
-        "tile [32, 32, 16] does not split evenly into 8-element accesses over 128 threads"}
+        "tile [16, 64, 32] does not split evenly into 8-element accesses over 128 threads"}
     assert len(config.pruned) == 2
+
+
+def test_sliced_k_tiles_the_epilogue_cannot_spread_are_pruned():
+    """The rule mirrors CUTLASS's OutputTileOptimalThreadMap static_asserts: a 64x64 tile with
+    8 sliced-K warps has no row iteration (compile error), a 128x128 one does."""
+    text = with_variant_lines("      warp: [[32, 32, 32], [64, 64, 32]]\n")
+    config = parse_config(text.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [128, 128, 64]]"), "x.yaml")
+    assert {(v.tile, v.warp) for v in config.ops[0].variants} == {((128, 128, 64), (64, 64, 32))}
+    assert {p.reason for p in config.pruned} == {
+        "CUTLASS's epilogue cannot spread the 64x64 output tile over 8 warps (warp [32, 32, 32]): "
+        "use a wider tile or warp K = tile K"}
+
+
+@pytest.mark.parametrize("tile, warp, fits", [
+    ((64, 64, 64), (32, 32, 64), True), ((32, 64, 64), (32, 32, 64), True), ((256, 128, 32), (64, 64, 32), True),
+    ((64, 64, 64), (32, 32, 32), False), ((32, 64, 64), (32, 32, 32), False), ((128, 64, 64), (64, 32, 32), False),
+    ((128, 128, 64), (64, 64, 32), True), ((64, 128, 64), (64, 64, 32), True)])
+def test_epilogue_rows_fit(tile, warp, fits):
+    # f16 output (8 per access) and the float partials (4 per access) of the parallel mode
+    assert (epilogue_rows_fit(tile, warp, 8, 16) and epilogue_rows_fit(tile, warp, 4, 32)) is fits
 
 
 K128_REASON = ("tile K 128 > 64: CUTLASS's crosswise shared-memory layout for 16-bit operands needs "

@@ -800,3 +800,16 @@ def test_dispatch_pads_unaligned_problems():
     args = op.bound.calls[-1][2]
     assert (args["n"], args["k"], args["lda"], args["ldb"], args["ldd"]) == (32, 64, 64, 64, 32)
     assert args["a"] != a.data_ptr()  # a padded copy
+
+
+def test_col_major_ld_equals_row_major_ld_of_the_transpose():
+    """The tn fast path reads B's leading dimension without building b.t(); it must agree with
+    the row-major rule on the transpose for every stride pattern (broadcast, padded, size 1)."""
+    base = torch.randn(64, 64)
+    cases = [base[:r, :c] for r in (1, 2, 5) for c in (1, 3, 8)]
+    cases += [t.t() for t in cases]
+    cases += [torch.empty_strided((3, 4), (s0, s1)) for s0 in (0, 1, 3, 4, 8) for s1 in (0, 1, 3, 4, 8)]
+    for t in cases:
+        assert library_module._col_major_ld(t) == library_module._row_major_ld(t.t()), (t.shape, t.stride())
+    assert library_module._col_major_ld(torch.randn(16, 8).t()) == 8
+    assert library_module._col_major_ld(torch.randn(16, 8)) is None

@@ -14,16 +14,23 @@ Model (all times in microseconds):
   ``waves = ceil(ctas / slots)``. A half-empty last wave costs as much as a full one.
 * Memory: the operands cross DRAM at least once (``2 (MK + KN)`` bytes at DRAM bandwidth);
   the CTAs' own loads, ``ctas * (tm + tn) * gemm_k_size * 2`` bytes, are served by L2 at
-  ~3x DRAM bandwidth. Compute: ``waves * 2 * tm * tn * gemm_k_size`` flops per CTA at the
-  per-SM mma.sync rate, scaled by a tile efficiency (small tiles feed the tensor cores
-  worse) and shared by the CTAs resident on an SM. ``t_main = max(memory, compute)``.
+  ~3x DRAM bandwidth. Compute: per wave, ``2 * tm * tn * gemm_k_size`` flops per CTA at the
+  per-SM mma.sync rate, scaled by a tile efficiency ``(tm * tn / 128^2) ** 0.1`` (capped at
+  1.12) and shared by the CTAs resident on an SM, plus 4 µs per wave (pipeline fill and the
+  CTA's epilogue). ``t_main = max(memory, compute)``.
 * Serial split-K adds the fix-up chain: each tile's partitions finish their main loops at
   about the same time, then run their epilogues one after another through the semaphore
   (wait, read the partial back, write it) -> cost ``(parts - 1) * (3 + tm * tn * 7.3e-4)``
   µs, fitted to H100 measurements (~15 µs per step for a 128x128 tile).
 * Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written
-  and read back at DRAM bandwidth, plus one extra launch (~2.5 µs).
+  and read back at 60 % of DRAM bandwidth, plus 0.5 µs (the reduction's launch overlaps
+  the GEMM's tail through programmatic dependent launch).
 * Each launch costs ~3 µs of fixed latency.
+
+The constants were refitted on an H100 sweep of every (variant, split) of the shipped tiles
+(``benchmarks/fit_model.py`` over ``benchmarks/explore_h100.json`` and
+``benchmarks/bench_chain_h100.json``): the pick is within 2 % of the best candidate on every
+shape of the shipped shape file.
 """
 
 from __future__ import annotations
@@ -35,11 +42,14 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from ..spec import DType, KernelVariant, SplitMode
 
 LAUNCH_US = 3.0
-REDUCE_LAUNCH_US = 2.5
+REDUCE_LAUNCH_US = 0.5  # the reduction's launch overlaps the GEMM's tail (PDL on sm_90)
 FIXUP_LATENCY_US = 3.0
 FIXUP_US_PER_ELEMENT = 12.0 / (128 * 128)  # fitted on an H100: ~15 us per step for a 128x128 tile
 SMEM_PER_SM = 228 * 1024
 L2_FACTOR = 3.0
+EFF_EXPONENT = 0.1  # tile efficiency ~ (tile area / 128^2) ** EFF_EXPONENT
+WAVE_OVERHEAD_US = 4.0  # per wave of CTAs: pipeline fill and the CTA's epilogue
+REDUCE_BW_FRACTION = 0.6  # partials written by the GEMM and read back, at this share of DRAM bandwidth
 REGISTERS_PER_SM = 65536
 
 
@@ -109,7 +119,7 @@ def tile_efficiency(v: KernelVariant) -> float:
     """Tensor-core efficiency relative to a 128x128 tile: smaller tiles load more per flop;
     larger ones (8 warps) amortise a little more, up to +12 %."""
     tm, tn, _ = v.tile
-    return min(1.12, ((tm * tn) / (128.0 * 128.0)) ** 0.35)
+    return min(1.12, ((tm * tn) / (128.0 * 128.0)) ** EFF_EXPONENT)
 
 
 def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
@@ -126,14 +136,14 @@ def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInf
     t_mem = max(unique_bytes / dev.bandwidth, cta_bytes / (L2_FACTOR * dev.bandwidth)) * 1e6
     # Compute: waves of CTAs, each at the per-SM mma.sync rate shared by the CTAs on an SM.
     per_cta_rate = dev.mma_flops_per_sm * tile_efficiency(v) / occupancy(v)
-    t_compute = waves * 2.0 * tm * tn * gemm_k / per_cta_rate * 1e6
+    t_compute = waves * (2.0 * tm * tn * gemm_k / per_cta_rate * 1e6 + WAVE_OVERHEAD_US)
     t_main = max(t_mem, t_compute)
     total = LAUNCH_US + t_main
     if v.mode is SplitMode.SERIAL:
         extra = (parts - 1) * (FIXUP_LATENCY_US + tm * tn * FIXUP_US_PER_ELEMENT)
         kind = "fix-up"
     else:
-        extra = REDUCE_LAUNCH_US + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
+        extra = REDUCE_LAUNCH_US + (parts * m * n * 4.0 * 2 + m * n * 2.0) / (REDUCE_BW_FRACTION * dev.bandwidth) * 1e6
         kind = "reduce"
     total += extra
     detail = (f"{ctas} CTAs, {waves} wave(s) of {slots}, main {t_main:.1f} us "

@@ -223,6 +223,15 @@ def _row_major_ld(t: torch.Tensor) -> Optional[int]:
     return ld if ld >= cols else None
 
 
+def _col_major_ld(t: torch.Tensor) -> Optional[int]:
+    """``_row_major_ld(t.t())`` without building the transposed view (on every tn call)."""
+    rows, cols = t.shape
+    if rows > 1 and t.stride(0) != 1:
+        return None
+    ld = t.stride(1) if cols > 1 else rows
+    return ld if ld >= rows else None
+
+
 class Op:
     """One op of a loaded library: ``op(a, b, **epilogue_args)``."""
 
@@ -432,7 +441,7 @@ class Op:
         if lda is None:
             raise self._layout_error("a", a, "row-major (stride(1) == 1)", "pass a.contiguous()")
         if layout is Layout.TN:
-            ldb = _row_major_ld(b.t())
+            ldb = _col_major_ld(b)
             if ldb is None:
                 raise self._layout_error("b", b, "column-major (K, N) for layout tn",
                                          "pass weight.t() of a contiguous (N, K) weight")

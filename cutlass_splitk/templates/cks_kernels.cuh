@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -480,33 +481,70 @@ struct SerialSplitKKernel {
 // Parallel split-K: f32 partials, then a memory-bound reduction that owns the epilogue
 // ---------------------------------------------------------------------------------------
 
-// Threads along x own one kV-vector of output each; threads along y stride over the
-// partitions and meet in shared memory. Loads are 16-byte, streamed (evict-first).
+// Programmatic dependent launch (sm_90+): the reduction is launched with
+// programmaticStreamSerializationAllowed and waits for the GEMM's memory before reading
+// partials, so its launch overlaps the GEMM's tail. By default the GEMM triggers it
+// implicitly (as its CTAs exit); with CUTLASS_SPLITK_PDL=early every GEMM CTA triggers at
+// its start, so the reduction's CTAs become resident while the last wave runs. Both
+// instructions are no-ops where the launch did not ask for PDL.
+CUTLASS_DEVICE void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+CUTLASS_DEVICE void pdl_wait_primary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// CUTLASS's cutlass::Kernel2 plus the optional early PDL trigger.
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::kThreadCount)
+    partial_gemm_kernel(typename Kernel::Params params, bool trigger_early) {
+  if (trigger_early) pdl_launch_dependents();
+  extern __shared__ int smem[];
+  Kernel::invoke(params, *reinterpret_cast<typename Kernel::SharedStorage*>(smem));
+}
+
+// Threads along x own one kV-vector of output each and sum its partitions with 16-byte,
+// streamed (evict-first) loads, several partitions in flight. Only where there are too few
+// vectors to fill the GPU do blockDim.y > 1 threads split the partitions between them and
+// meet in shared memory (reduce_threads_y).
 static int const kReduceThreadsX = 64;
-static int const kReduceThreadsY = 4;
+static int const kReduceThreadsYMax = 4;
+static int64_t const kReduceTargetThreads = 65536;
+
+inline int reduce_threads_y(int64_t vectors, int partitions) {
+  int y = 1;
+  while (y < kReduceThreadsYMax && y < partitions && vectors * y < kReduceTargetThreads) y *= 2;
+  return y;
+}
 
 template <class Cfg>
-__global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsY)
+__global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsYMax)
     reduce_epilogue_kernel(typename FusedEpilogue<Cfg>::Params p, float const* partials,
                            int64_t ld, int64_t slice_stride, int slices) {
   using Epi = FusedEpilogue<Cfg>;
   static int const kV = Epi::kV;
   static int const kChunk = kV < 4 ? kV : 4;  // 16-byte loads where the vector allows
   using Vec = typename Epi::Vec;
-  __shared__ Vec partial_sums[kReduceThreadsY - 1][kReduceThreadsX];
+  __shared__ Vec partial_sums[kReduceThreadsYMax - 1][kReduceThreadsX];
 
   int const vecs_per_row = p.n / kV;
   int const vec = blockIdx.x * kReduceThreadsX + threadIdx.x;
   bool const active = vec < p.m * vecs_per_row;
   int const row = active ? vec / vecs_per_row : 0;
   int const col = active ? (vec - row * vecs_per_row) * kV : 0;
+  int const ys = blockDim.y;
 
+  pdl_wait_primary();
   Vec acc;
   acc.clear();
   if (active) {
     float const* src = partials + int64_t(row) * ld + col;
 #pragma unroll 4
-    for (int s = threadIdx.y; s < slices; s += kReduceThreadsY) {
+    for (int s = threadIdx.y; s < slices; s += ys) {
       float const* q = src + s * slice_stride;
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kV; i += kChunk) {
@@ -519,8 +557,7 @@ __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsY)
   if (threadIdx.y > 0) partial_sums[threadIdx.y - 1][threadIdx.x] = acc;
   __syncthreads();
   if (threadIdx.y > 0 || !active) return;
-  CUTLASS_PRAGMA_UNROLL
-  for (int y = 0; y < kReduceThreadsY - 1; ++y) {
+  for (int y = 0; y < ys - 1; ++y) {
     Vec const& other = partial_sums[y][threadIdx.x];
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kV; ++i) acc[i] += other[i];
@@ -593,6 +630,23 @@ struct Common {
     cudaError_t err = cudaGetDevice(&current);
     if (err == cudaSuccess && current != a.device) err = cudaSetDevice(a.device);
     return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
+  }
+
+  // Programmatic dependent launch between the partial GEMM and the reduction: on sm_90+
+  // devices unless CUTLASS_SPLITK_PDL=0; CUTLASS_SPLITK_PDL=early also triggers it at the
+  // start of every GEMM CTA (read at every launch, for A/B timing and debugging).
+  enum class Pdl { kOff, kOn, kEarly };
+  static Pdl pdl_mode(int device) {
+    char const* env = std::getenv("CUTLASS_SPLITK_PDL");
+    std::string const value = env ? env : "";
+    if (value == "0") return Pdl::kOff;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      cudaGetLastError();  // not sticky; do not let the launch check report it
+      return Pdl::kOff;
+    }
+    if (major < 9) return Pdl::kOff;
+    return value == "early" ? Pdl::kEarly : Pdl::kOn;
   }
 
   // CUTLASS's GemmUniversal kernel for this config with output element ElementC stored
@@ -726,21 +780,32 @@ struct ParallelGemm {
     if (params.grid_tiled_shape.k() != q.k_partitions)
       return fail(CKS_ERROR_INTERNAL, "partition count mismatch");
 
+    typename C::Pdl const pdl = C::pdl_mode(a.device);
     int smem = int(sizeof(typename Kernel::SharedStorage));
-    status = C::configure(cutlass::Kernel2<Kernel>, smem);
+    status = C::configure(partial_gemm_kernel<Kernel>, smem);
     if (status != CKS_OK) return status;
     dim3 grid = Cfg::Swizzle::get_grid_shape(params.grid_tiled_shape);
-    cutlass::Kernel2<Kernel><<<grid, Kernel::kThreadCount, smem, stream>>>(params);
+    partial_gemm_kernel<Kernel><<<grid, Kernel::kThreadCount, smem, stream>>>(
+        params, pdl == C::Pdl::kEarly);
     status = C::launched("parallel split-K partial GEMM launch");
     if (status != CKS_OK) return status;
 
     typename FusedEpilogue<Cfg>::Params epi;
     FusedEpilogue<Cfg>::init_host(epi, a);
     int64_t const vectors = int64_t(a.m) * (a.n / Cfg::kAlignment);
-    dim3 rgrid(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));
-    dim3 rblock(kReduceThreadsX, kReduceThreadsY);
-    reduce_epilogue_kernel<Cfg><<<rgrid, rblock, 0, stream>>>(
-        epi, static_cast<float const*>(a.partials), ld, slice_stride, q.k_partitions);
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));
+    config.blockDim = dim3(kReduceThreadsX, reduce_threads_y(vectors, q.k_partitions));
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = pdl == C::Pdl::kOff ? 0 : 1;
+    cudaError_t err = cudaLaunchKernelEx(&config, reduce_epilogue_kernel<Cfg>, epi,
+                                         static_cast<float const*>(a.partials), ld, slice_stride,
+                                         int(q.k_partitions));
+    if (err != cudaSuccess) return cuda_fail(err, "parallel split-K reduction launch");
     return C::launched("parallel split-K reduction launch");
   }
 };

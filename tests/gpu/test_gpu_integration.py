@@ -92,6 +92,44 @@ def test_streams_stress(lib):
     assert not bad, f"{len(bad)} of {len(results)} launches differ, first: {bad[:5]}"
 
 
+def test_programmatic_dependent_launch(lib, monkeypatch):
+    """Parallel split-K launches its reduction with PDL on sm_90+: results are bitwise those
+    without PDL, and back-to-back launches sharing one stream's partials (each GEMM overwrites
+    what the previous reduction read) all equal their single-launch results."""
+    op = lib.bias_gelu_mul_permute_f16
+    problems = [(64, 4096, 14336, (1, 64, 32, 128)), (256, 256, 65536, (2, 128, 2, 128)),
+                (40, 768, 3000 - 3000 % 8, (5, 8, 6, 128))]
+    data = [_inputs(m, n, k, 200 + i) for i, (m, n, k, _) in enumerate(problems)]
+    splits = [2, 16, 8]
+    expected = {}
+    for flag in ("0", "1"):
+        monkeypatch.setenv("CUTLASS_SPLITK_PDL", flag)
+        for (m, n, k, view), (a, w, bias, e) in zip(problems, data):
+            for split in splits:
+                out = torch.full((view[0], view[2], view[1], view[3]), float("nan"), device="cuda",
+                                 dtype=torch.float16)
+                op(a, w.t(), bias=bias, e=e, view=view, out=out, split_k=split, mode="parallel")
+                key = (m, split)
+                if flag == "0":
+                    expected[key] = out
+                    ref = (torch.nn.functional.gelu(a.double() @ w.double().t() + bias.double()) * e.double())
+                    ref = ref.view(view).permute(0, 2, 1, 3)
+                    err = (out.double() - ref).norm() / ref.norm()
+                    assert err < 1e-2, f"{key}: relative error {err:.2e}"
+                else:
+                    assert torch.equal(out, expected[key]), f"{key}: PDL result differs"
+    results = []
+    for it in range(300):
+        p = it % len(problems)
+        split = splits[(it // 3) % len(splits)]
+        m, n, k, view = problems[p]
+        a, w, bias, e = data[p]
+        results.append((m, split, op(a, w.t(), bias=bias, e=e, view=view, split_k=split, mode="parallel")))
+    torch.cuda.synchronize()
+    bad = [(i, m, split) for i, (m, split, out) in enumerate(results) if not torch.equal(out, expected[(m, split)])]
+    assert not bad, f"{len(bad)} of {len(results)} launches differ, first: {bad[:5]}"
+
+
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_second_device(lib):
     op = lib.linear_bias_gelu_f16
