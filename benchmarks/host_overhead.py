@@ -40,6 +40,8 @@ def main(directory):
     kw = dict(bias=bias, e=e, view=(1, 16, 32, 128), out=out)
     for mode, split in (("serial", 1), ("serial", 4), ("parallel", 4)):
         full = per_call(lambda: op(a, w.t(), split_k=split, mode=mode, **kw))
+        kw_alloc = {k: v for k, v in kw.items() if k != "out"}
+        alloc = per_call(lambda: op(a, w.t(), split_k=split, mode=mode, **kw_alloc))
         plan = next(p for key, p in op._plans.items() if key[4] == split and key[5] == mode)
         args = abi.CksArgs(abi_version=abi.ABI_VERSION, m=m, n=n, k=k, split_k=split, permute_s=16, permute_h=32,
                            device=0, a=a.data_ptr(), lda=k, b=w.data_ptr(), ldb=k, bias=bias.data_ptr(),
@@ -60,7 +62,7 @@ def main(directory):
         q = abi.CksQuery()
         qref = ctypes.byref(q)
         bare_query = per_call(lambda: query(ref, qref))
-        print(f"{mode:>8} split {split}: full call {full:6.1f} us, bare C run {bare:6.1f} us, "
+        print(f"{mode:>8} split {split}: full call {full:6.1f} us ({alloc:6.1f} us allocating out), bare C run {bare:6.1f} us, "
               f"bare C query {bare_query:6.1f} us ({plan.variant})")
     x = torch.randn(16, 1024, device="cuda", dtype=torch.half)
     print(f"torch.matmul: {per_call(lambda: torch.matmul(x, w.t())):6.1f} us; "

@@ -328,11 +328,12 @@ def make_op(name, launches=None, **bound_kwargs):
         op._launch = lambda *args, **kwargs: launches.append((args, kwargs))
     else:
         library.device_info = lambda index: FAKE_DEVICE
+        op._stream = lambda index: 0
         library.device_key = lambda index: "fake-device"
         real = op._launch_on
 
         def launch(o, m, alpha, beta, slope, view, device, split_k, mode, variant):
-            real(o, m, alpha, beta, slope, view, torch.device("cuda", 0), 0, split_k, mode, variant)
+            return real(o, m, alpha, beta, slope, view, torch.device("cuda", 0), 0, split_k, mode, variant)
 
         op._launch = launch
     return op
@@ -728,6 +729,70 @@ def test_dispatch_runs_the_best_candidate():
     # the plan is cached: the same problem runs without a new query
     op(a, b, bias=bias, alpha=2.0, split_k=2)
     assert [kind for kind, _, _ in op.bound.calls] == ["query", "run", "run"]
+
+
+def test_repeated_signature_takes_the_fast_path():
+    """A call repeating a signature runs the cached plan with the same arguments, only the
+    pointers updated: no query, no new plan, and the C structure equals the full path's."""
+    op = make_op("bias_gelu_mul_permute_f16")
+    view = (2, 8, 2, 16)
+    inputs = [(a_(), w_(), torch.randn(N, dtype=H), torch.randn(M, N, dtype=H)) for _ in range(2)]
+    a, b, bias, e = inputs[0]
+    first = op(a, b, bias=bias, e=e, view=view, split_k=4, mode="parallel")
+    a, b, bias, e = inputs[1]
+    out = torch.empty(2, 2, 8, 16, dtype=H)
+    op(a, b, bias=bias, e=e, view=view, split_k=4, mode="parallel", out=out)  # new signature: out=
+    second = op(a, b, bias=bias, e=e, view=view, split_k=4, mode="parallel")
+    assert second.shape == first.shape == (2, 2, 8, 16) and second.data_ptr() != first.data_ptr()
+    kinds = [kind for kind, _, _ in op.bound.calls]
+    assert kinds == ["query", "run", "run", "run"]
+    assert len(op._prepared) == 2
+    full, fast = op.bound.calls[2][2], op.bound.calls[3][2]
+    pointers = {"a": a.data_ptr(), "b": b.data_ptr(), "bias": bias.data_ptr(), "e": e.data_ptr(),
+                "d": second.data_ptr()}
+    assert {name: fast[name] for name in pointers} == pointers
+    assert {k: v for k, v in fast.items() if k not in pointers} == \
+        {k: v for k, v in full.items() if k not in pointers}
+    assert (fast["m"], fast["n"], fast["k"], fast["split_k"], fast["permute_s"], fast["permute_h"]) == \
+        (M, N, K, 4, 8, 2)
+
+
+def test_fast_path_rechecks_what_pointers_decide():
+    """Same signature, different pointers: an overlapping out= still raises, a misaligned
+    operand is still padded, a bool split_k is not mistaken for 1, and a cleared plan cache
+    re-plans."""
+    op = make_op("linear_f16")
+    a, b = a_(), w_()
+    out = torch.empty(M, N, dtype=H)
+    op(a, b, out=out, split_k=1)
+    op(a, b, out=out, split_k=1)
+    assert [kind for kind, _, _ in op.bound.calls] == ["query", "run", "run"]
+    inside = torch.randn(M * K, dtype=H)
+    a_in = inside.view(M, K)
+    out_in = inside[: M * N].view(M, N)
+    assert raises(ValueError, lambda: op(a_in, b, out=out_in, split_k=1)) == \
+        "linear_f16: out overlaps a; pass a separate output tensor"
+    big = torch.randn(M, K + 8, dtype=H)
+    op(big[:, :K], b, split_k=1)
+    with pytest.warns(PaddingWarning, match="copied into padded buffers"):
+        op(big[:, 1:K + 1], b, split_k=1)
+    assert raises(ValueError, lambda: op(a, b, out=out, split_k=True)) == \
+        "linear_f16: split_k must be a positive int, got True"
+    calls = len(op.bound.calls)
+    op._plans.clear()
+    op(a, b, out=out, split_k=1)
+    assert [kind for kind, _, _ in op.bound.calls[calls:]] == ["query", "run"]
+
+
+def test_fast_path_run_failure_is_a_kernel_error():
+    op = make_op("linear_f16")
+    a, b = a_(), w_()
+    op(a, b, split_k=1)
+    op.bound.run = {name: (lambda args, stream: 4) for name in op.bound.run}
+    op.bound.error = "an illegal memory access was encountered"
+    message = raises(KernelError, lambda: op(a, b, split_k=1))
+    assert message.startswith("linear_f16: ") and message.endswith(
+        f"(split 1) failed for M={M} N={N} K={K}: CUDA error: an illegal memory access was encountered")
 
 
 def test_dispatch_split_k_not_built():

@@ -214,6 +214,52 @@ class _Operands:
     k: int
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """What the first call of one argument signature (shapes, strides, dtypes, devices,
+    scalars) established, so later calls with that signature only read pointers: the
+    argument block with every non-pointer field set, the plan key, and what must be
+    re-checked per call (pointer alignment, overlap of ``out`` with the inputs)."""
+
+    args: abi.CksArgs
+    plan_key: tuple
+    device: torch.device
+    out_shape: Tuple[int, ...]
+    align_bytes: int
+    bias_aligned: bool
+    use_c: bool
+    c_may_alias_out: bool  # c exactly aliasing out is allowed (same strides, unpermuted output)
+    extents: Tuple[int, ...]  # bytes spanned by a, b, c, bias, e, out (0 when absent or empty)
+
+
+#: Signatures remembered per op before the memo is cleared.
+PREPARED_CACHE_SIZE = 256
+
+
+def _tensor_key(t: torch.Tensor) -> tuple:
+    return (t.shape, t.stride(), t.dtype, t.device)
+
+
+def _call_key(a: Any, b: Any, kwargs: Dict[str, Any]) -> Optional[tuple]:
+    """A description of a call that determines everything but its pointers, or None when ``a``
+    or ``b`` is not a tensor (the full path reports that). Unhashable when an argument is."""
+    try:
+        key = [_tensor_key(a), _tensor_key(b)]
+        for name, v in kwargs.items():
+            key.append(name)
+            key.append(_tensor_key(v) if isinstance(v, torch.Tensor) else (type(v), v))
+        return tuple(key)
+    except (AttributeError, TypeError):
+        return None
+
+
+def _extent(t: Optional[torch.Tensor]) -> int:
+    """Bytes from ``t``'s first element to past its last (0 for None or an empty tensor)."""
+    if t is None or t.numel() == 0:
+        return 0
+    return (sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
 def _row_major_ld(t: torch.Tensor) -> Optional[int]:
     """Leading dimension if ``t`` (2-D) is row-major with unit column stride, else None."""
     rows, cols = t.shape
@@ -262,6 +308,7 @@ class Op:
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
         self._plans: Dict[tuple, _Plan] = {}
         self._pools: Dict[tuple, List[Any]] = {}
+        self._prepared: Dict[tuple, _Prepared] = {}
         self._torch_op: Any = None
 
     def __repr__(self) -> str:
@@ -279,7 +326,7 @@ class Op:
     def _pool(self, split_k: Optional[int], mode: Optional[str], variant: Optional[str]) -> List[Any]:
         """The built variants allowed by the caller's split_k / mode / variant (validated;
         memoised, since it is on every call's path)."""
-        key = (split_k, mode, variant)
+        key = (split_k, type(split_k), mode, variant)  # the type: split_k=True must not hit 1's entry
         try:
             return self._pools[key]
         except (KeyError, TypeError):  # TypeError: an unhashable argument, validated below
@@ -333,6 +380,71 @@ class Op:
                              kwargs.get("mode"), kwargs.get("variant"))
 
     def __call__(self, a: torch.Tensor, b: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+        if torch.compiler.is_compiling():
+            return self._call(a, b, kwargs, None)
+        sig = _call_key(a, b, kwargs)
+        if sig is not None:
+            try:
+                prep = self._prepared.get(sig)
+            except TypeError:  # an unhashable argument (a list view, say): never remembered
+                prep = sig = None
+            if prep is not None:
+                out = self._call_prepared(prep, a, b, kwargs)
+                if out is not None:
+                    return out
+        return self._call(a, b, kwargs, sig)
+
+    def _call_prepared(self, prep: _Prepared, a: torch.Tensor, b: torch.Tensor,
+                       kwargs: Dict[str, Any]) -> Optional[torch.Tensor]:
+        """A call whose signature ran before: every check that depends only on the signature
+        passed then. Pointers are checked here (alignment, ``out`` overlapping an input);
+        None sends the call down the full path (which pads, raises or re-plans)."""
+        plan = self._plans.get(prep.plan_key)
+        if plan is None:
+            return None
+        out = kwargs.get("out")
+        if out is None:
+            out = torch.empty(prep.out_shape, dtype=self.dtype, device=a.device)
+            given = False
+        else:
+            given = True
+        c = kwargs.get("c")
+        bias = kwargs.get("bias")
+        e = kwargs.get("e")
+        pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
+        pc = c.data_ptr() if c is not None else 0
+        pbias = bias.data_ptr() if bias is not None else 0
+        pe = e.data_ptr() if e is not None else 0
+        if (pa | pb | pd | pe | (pc if prep.use_c else 0) | (pbias if prep.bias_aligned else 0)) % prep.align_bytes:
+            return None
+        if given and prep.extents[5]:
+            d_end = pd + prep.extents[5]
+            for i, (p, ext) in enumerate(zip((pa, pb, pc, pbias, pe), prep.extents)):
+                if ext and p < d_end and pd < p + ext and not (i == 2 and p == pd and prep.c_may_alias_out):
+                    return None
+        args = abi.CksArgs.from_buffer_copy(prep.args)
+        args.a, args.b, args.d = pa, pb, pd
+        args.c = pc if prep.use_c else None
+        args.bias = pbias or None
+        args.e = pe or None
+        status = self._run_plan(plan, args, prep.device, self._stream(prep.device.index))
+        if status == 0:
+            return out
+        if status == abi.STATUS_INVALID_PROBLEM:
+            return None
+        raise self._run_error(plan.variant, plan.split, args, status)
+
+    def _stream(self, index: int) -> int:
+        """The raw current stream of device ``index`` (a method so CPU tests can stand in)."""
+        return _current_stream(index)
+
+    def _run_error(self, variant: str, split: int, args: abi.CksArgs, status: int) -> KernelError:
+        return KernelError(f"{self.name}: {variant} (split {split}) failed for M={args.m} N={args.n} "
+                           f"K={args.k}: {abi.STATUS_NAMES.get(status, status)}: {self.bound.last_error()}")
+
+    def _call(self, a: torch.Tensor, b: torch.Tensor, kwargs: Dict[str, Any], sig: Optional[tuple]) -> torch.Tensor:
+        """The full path: validates everything, plans on a new problem, and remembers the
+        signature ``sig`` for the fast path when the operands ran in place."""
         for key in kwargs:
             if key not in self.keywords:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
@@ -392,11 +504,29 @@ class Op:
 
         align = min(v.alignment for v in pool)
         ops = self._operands(a, b, c, bias, e, out, m, n, k, beta, align)
-        self._launch(ops, m, alpha, beta, slope, view, device, split_k, kwargs.get("mode"),
-                     kwargs.get("variant"))
+        launched = self._launch(ops, m, alpha, beta, slope, view, device, split_k, kwargs.get("mode"),
+                                kwargs.get("variant"))
         if ops.d is not out:
             out.copy_(ops.d[:, :n] if ep.permute is Permute.NONE else ops.d.view(out_shape))
+        elif sig is not None and launched is not None:
+            self._remember(sig, launched, ops, out_shape, align, c)
         return out
+
+    def _remember(self, sig: tuple, launched: Tuple[tuple, abi.CksArgs, torch.device],
+                  ops: _Operands, out_shape: Tuple[int, ...], align: int, c: Optional[torch.Tensor]) -> None:
+        plan_key, args, device = launched
+        template = abi.CksArgs.from_buffer_copy(args)
+        for ptr in ("a", "b", "c", "bias", "e", "d", "semaphores", "partials"):
+            setattr(template, ptr, None)
+        template.semaphore_bytes = template.partial_bytes = 0
+        per_col = self.spec.epilogue.bias is BiasMode.PER_COL
+        extents = tuple(_extent(t) for t in (ops.a, ops.b, c, ops.bias, ops.e, ops.d))
+        alias_ok = (c is not None and self.spec.epilogue.permute is Permute.NONE
+                    and c.stride() == ops.d.stride())
+        if len(self._prepared) >= PREPARED_CACHE_SIZE:
+            self._prepared.clear()
+        self._prepared[sig] = _Prepared(template, plan_key, device, out_shape, align * 2, per_col,
+                                        ops.c is not None, alias_ok, extents)
 
     def _check_tensor(self, name: str, t: Any, ndim: int, device: Optional[torch.device],
                       shape: Optional[Sequence[int]] = None) -> None:
@@ -521,15 +651,16 @@ class Op:
 
     def _launch(self, o: _Operands, m: int, alpha: float, beta: float, slope: float, view: Any,
                 device: torch.device, split_k: Optional[int], mode: Optional[str],
-                variant: Optional[str]) -> None:
+                variant: Optional[str]) -> Optional[Tuple[tuple, abi.CksArgs, torch.device]]:
         """Picks a variant and runs it on the device's current stream. (The library selects
-        the device itself from ``CksArgs.device``; no device guard is needed here.)"""
-        self._launch_on(o, m, alpha, beta, slope, view, device, _current_stream(device.index),
+        the device itself from ``CksArgs.device``; no device guard is needed here.) Returns
+        the plan key, the arguments and the device, for the fast path."""
+        return self._launch_on(o, m, alpha, beta, slope, view, device, self._stream(device.index),
                         split_k, mode, variant)
 
     def _launch_on(self, o: _Operands, m: int, alpha: float, beta: float, slope: float, view: Any,
                    device: torch.device, stream: int, split_k: Optional[int],
-                   mode: Optional[str], variant: Optional[str]) -> None:
+                   mode: Optional[str], variant: Optional[str]) -> Tuple[tuple, abi.CksArgs, torch.device]:
         ep = self.spec.epilogue
         args = abi.CksArgs()
         args.abi_version = abi.ABI_VERSION
@@ -550,11 +681,9 @@ class Op:
         if plan is not None:
             status = self._run_plan(plan, args, device, stream)
             if status == 0:
-                return
+                return key, args, device
             if status != abi.STATUS_INVALID_PROBLEM:
-                raise KernelError(f"{self.name}: {plan.variant} (split {plan.split}) failed for "
-                                  f"M={m} N={o.n} K={o.k}: {abi.STATUS_NAMES.get(status, status)}: "
-                                  f"{self.bound.last_error()}")
+                raise self._run_error(plan.variant, plan.split, args, status)
         # First call for this problem (or the cached plan's variant rejected these
         # pointers): the tuned choice if the cache has one (or autotuning is on), then the
         # heuristic's ranking; the first candidate the library accepts runs.
@@ -573,13 +702,11 @@ class Op:
                 continue
             status = self._run_plan(plan, args, device, stream)
             if status != 0:
-                raise KernelError(f"{self.name}: {name} (split {split}) failed for "
-                                  f"M={m} N={o.n} K={o.k}: {abi.STATUS_NAMES.get(status, status)}: "
-                                  f"{self.bound.last_error()}")
+                raise self._run_error(name, split, args, status)
             if len(self._plans) >= PLAN_CACHE_SIZE:
                 self._plans.clear()
             self._plans[key] = plan
-            return
+            return key, args, device
         unique = sorted(set(rejected))
         raise ValueError(f"{self.name}: no built variant can run M={m} N={o.n} K={o.k} ({self.spec.dtype.value}):\n  "
                          + "\n  ".join(unique))

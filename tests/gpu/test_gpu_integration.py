@@ -130,6 +130,54 @@ def test_programmatic_dependent_launch(lib, monkeypatch):
     assert not bad, f"{len(bad)} of {len(results)} launches differ, first: {bad[:5]}"
 
 
+def _chain_ref(a, w, bias, e, view):
+    ref = torch.nn.functional.gelu(a.double() @ w.double().t() + bias.double()) * e.double()
+    return ref.view(view).permute(0, 2, 1, 3)
+
+
+def _rel_err(got, ref):
+    return ((got.double() - ref).norm() / ref.norm()).item()
+
+
+def test_repeated_signature_fast_path(lib):
+    """Calls repeating a signature take the fast path (pointers only re-checked): fresh data,
+    fresh or poisoned out= buffers, a misaligned pointer (padded again), an out= that
+    overlaps an input (rejected again), and c aliasing out exactly (accumulates in place)."""
+    op = lib.bias_gelu_mul_permute_f16
+    op._prepared.clear()
+    m, n, k, view = 37, 768, 4104, (1, 37, 6, 128)
+    for seed in range(3):
+        a, w, bias, e = _inputs(m, n, k, 300 + seed)
+        got = op(a, w.t(), bias=bias, e=e, view=view)
+        assert _rel_err(got, _chain_ref(a, w, bias, e, view)) < 1e-2, f"fresh out, seed {seed}"
+        out = torch.full((1, 6, 37, 128), float("nan"), device="cuda", dtype=torch.float16)
+        assert op(a, w.t(), bias=bias, e=e, view=view, out=out) is out
+        assert torch.equal(out, got), f"out= differs from the allocated result, seed {seed}"
+    assert len(op._prepared) == 2  # one signature without out=, one with
+    big = torch.randn(m, k + 8, device="cuda", dtype=torch.float16)
+    shifted = big[:, 1:k + 1]  # same shape and strides as a row-major (m, k + 8) view, pointer off by 2 bytes
+    aligned = big[:, :k]
+    ref = _chain_ref(shifted, w, bias, e, view)
+    op(aligned, w.t(), bias=bias, e=e, view=view)
+    with pytest.warns(Warning, match="padded buffers"):
+        got = op(shifted, w.t(), bias=bias, e=e, view=view)
+    assert _rel_err(got, ref) < 1e-2
+    holder = torch.empty(m * n + 4096, device="cuda", dtype=torch.float16)
+    out = holder[:m * n].view(1, 6, 37, 128)
+    op(a, w.t(), bias=bias, e=e.clone(), view=view, out=out)
+    e_inside = holder[:m * n].view(m, n)
+    with pytest.raises(ValueError, match="out overlaps e"):
+        op(a, w.t(), bias=bias, e=e_inside, view=view, out=out)
+    lin = lib.linear_f16
+    a, w, bias, _ = _inputs(m, n, k, 310)
+    acc = torch.randn(m, n, device="cuda", dtype=torch.float16)
+    expect = acc.double()
+    for _ in range(3):
+        lin(a, w.t(), bias=bias, c=acc, beta=1.0, out=acc)
+        expect = a.double() @ w.double().t() + bias.double() + expect
+        assert _rel_err(acc, expect) < 1e-2
+
+
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_second_device(lib):
     op = lib.linear_bias_gelu_f16
