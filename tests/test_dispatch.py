@@ -122,10 +122,10 @@ def test_rank_deterministic_tie_break():
 
 
 def test_fixup_constants_are_the_documented_fit():
-    # "(parts - 1) * (3 + tm * tn * 7.3e-4) us ... ~15 us per step for a 128x128 tile"
-    assert dispatch.FIXUP_LATENCY_US == 3.0
+    # "(parts - 1) * (1.5 + tm * tn * 7.3e-4) us ... ~13.5 us per step for a 128x128 tile"
+    assert dispatch.FIXUP_LATENCY_US == 1.5
     assert dispatch.FIXUP_US_PER_ELEMENT == pytest.approx(7.3e-4, rel=1e-2)
-    assert dispatch.FIXUP_LATENCY_US + 128 * 128 * dispatch.FIXUP_US_PER_ELEMENT == pytest.approx(15.0)
+    assert dispatch.FIXUP_LATENCY_US + 128 * 128 * dispatch.FIXUP_US_PER_ELEMENT == pytest.approx(13.5)
 
 
 def test_serial_fixup_and_parallel_reduction_costs():
@@ -136,21 +136,21 @@ def test_serial_fixup_and_parallel_reduction_costs():
     # the same flops in 4 waves of 1024 CTAs vs 8 waves of half-length CTAs: the main loop grows
     # by the per-wave overhead (4 more waves x 4 us), plus one fix-up step: 3 us of latency +
     # 128*128 elements at 12/(128*128) us each = 15 us
-    step = 3.0 + 128 * 128 * 12.0 / (128 * 128)
+    step = 1.5 + 128 * 128 * 12.0 / (128 * 128)
     assert two.predicted_us - one.predicted_us == pytest.approx(step + 4 * 4.0)
     four = dispatch.predict(v_serial, 4096, 4096, 4096, 4, DEVICE)
     assert four.predicted_us - one.predicted_us == pytest.approx(3 * step + 12 * 4.0)  # 16 waves
     par = dispatch.predict(v_parallel, 4096, 4096, 4096, 2, DEVICE)
-    reduce_us = 0.5 + (2 * 4096 * 4096 * 4.0 * 2 + 4096 * 4096 * 2.0) / (0.6 * 3.0e12) * 1e6
+    reduce_us = 0.5 + (2 * 4096 * 4096 * 4.0 * 2 + 4096 * 4096 * 2.0) / (1.0 * 3.0e12) * 1e6
     assert par.predicted_us - two.predicted_us == pytest.approx(reduce_us - step)
     assert "fix-up" in two.detail and "reduce" in par.detail
     assert two.describe().startswith(f"{v_serial.name} split=2 (2 partitions): predicted ")
 
 
 @pytest.mark.parametrize("tile, step_us", [
-    ((64, 64, 64), 3.0 + 3.0),  # 4096 elements: a quarter of the 128x128 element cost
-    ((128, 128, 32), 3.0 + 12.0),
-    ((256, 128, 32), 3.0 + 24.0),  # 8 warps, 1 CTA per SM
+    ((64, 64, 64), 1.5 + 3.0),  # 4096 elements: a quarter of the 128x128 element cost
+    ((128, 128, 32), 1.5 + 12.0),
+    ((256, 128, 32), 1.5 + 24.0),  # 8 warps, 1 CTA per SM
 ])
 def test_fixup_step_grows_with_the_tile_area(tile, step_us):
     v = next(v for v in LINEAR + BIG if v.mode is SplitMode.SERIAL and v.tile == tile)
@@ -179,9 +179,9 @@ def _documented_prediction(v, m, n, k, split, dev):
                          + 4.0)
     total = 3.0 + max(t_mem, t_compute)
     if v.mode is SplitMode.SERIAL:
-        total += (parts - 1) * (3.0 + tm * tn * 12.0 / (128 * 128))
+        total += (parts - 1) * (1.5 + tm * tn * 12.0 / (128 * 128))
     else:
-        total += 0.5 + (parts * m * n * 4.0 * 2 + m * n * 2.0) / (0.6 * dev.bandwidth) * 1e6
+        total += 0.5 + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
     return parts, total
 
 
@@ -200,14 +200,14 @@ def test_decode_prediction_by_hand():
     # gemm_k = 3584, 4 partitions; 1 x 32 tiles x 4 = 128 CTAs in 1 wave of 264 (occupancy 2);
     # memory: max(2 (16*14336 + 14336*4096) B / 3e12, 128 * 160 * 3584 * 2 B / 9e12) = 39.30 us;
     # compute: 2 * 32 * 128 * 3584 flop / (2.95e12 * (1/4)^0.1 / 2) + 4 us per wave = 26.86 us;
-    # reduce: 0.5 + (4 * 16 * 4096 * 8 + 16 * 4096 * 2) B / (0.6 * 3e12) = 1.738 us; + 3 us launch.
+    # reduce: 0.5 + (4 * 16 * 4096 * 8 + 16 * 4096 * 2) B / 3e12 = 1.243 us; + 3 us launch.
     v = next(v for v in LINEAR if v.mode is SplitMode.PARALLEL and v.tile == (32, 128, 64))
     c = dispatch.predict(v, 16, 4096, 14336, 4, DEVICE)
     memory = 2.0 * (16 * 14336 + 14336 * 4096) / 3.0e12 * 1e6
     compute = 2.0 * 32 * 128 * 3584 / (2.95e12 * 0.25 ** 0.1 / 2) * 1e6 + 4.0
-    reduce_us = 0.5 + (4 * 16 * 4096 * 8.0 + 16 * 4096 * 2.0) / (0.6 * 3.0e12) * 1e6
+    reduce_us = 0.5 + (4 * 16 * 4096 * 8.0 + 16 * 4096 * 2.0) / 3.0e12 * 1e6
     assert memory == pytest.approx(39.30, abs=0.01) and compute == pytest.approx(26.86, abs=0.01)
-    assert reduce_us == pytest.approx(1.738, abs=0.001)
+    assert reduce_us == pytest.approx(1.243, abs=0.001)
     assert c.parts == 4
     assert c.predicted_us == pytest.approx(3.0 + max(memory, compute) + reduce_us)
     assert c.detail == (f"128 CTAs, 1 wave(s) of 264, main {memory:.1f} us (memory {memory:.1f}, "
