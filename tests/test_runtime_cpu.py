@@ -878,3 +878,31 @@ def test_col_major_ld_equals_row_major_ld_of_the_transpose():
         assert library_module._col_major_ld(t) == library_module._row_major_ld(t.t()), (t.shape, t.stride())
     assert library_module._col_major_ld(torch.randn(16, 8).t()) == 8
     assert library_module._col_major_ld(torch.randn(16, 8)) is None
+
+
+def test_scratch_workspace_is_fresh_and_zeroed():
+    """The torch.compile path's workspace: a new buffer per launch, semaphores zeroed, sizes
+    rounded up to whole words (CPU tensors stand in for device memory)."""
+    from cutlass_splitk.runtime.workspace import SCRATCH
+    cpu = torch.device("cpu")
+    first = SCRATCH.semaphores(cpu, 0, 10)
+    assert first.dtype == torch.int32 and first.shape == (3,) and not first.any()
+    first.fill_(7)
+    second = SCRATCH.semaphores(cpu, 0, 10)
+    assert not second.any() and second.data_ptr() != first.data_ptr()
+    partials = SCRATCH.partials(cpu, 0, 4 * 1000 + 1)
+    assert partials.dtype == torch.float32 and partials.shape == (1001,)
+
+
+def test_custom_op_takes_scratch_workspace():
+    """The registered custom op's implementation runs the op with per-call workspace."""
+    op = make_op("linear_f16")
+    seen = []
+    op._call = lambda a, b, kwargs, sig, scratch=False: seen.append((kwargs, sig, scratch)) or a
+    impl = library_module._register_custom_op(op)
+    a, b = a_(), w_()
+    impl._init_fn(a, b, None, None, None, 1.0, 0.0, None, 0.01, 2, "serial", None)
+    (kwargs, sig, scratch), = seen
+    assert scratch is True and sig is None
+    assert kwargs == {"split_k": 2, "mode": "serial", "variant": None, "alpha": 1.0, "beta": 0.0, "c": None,
+                      "bias": None}

@@ -22,7 +22,7 @@ import torch
 from ..hashing import file_sha256
 from ..spec import Activation, BiasMode, DType, EOp, Layout, OpSpec, Permute, SplitMode
 from . import abi, dispatch, tuning
-from .workspace import Workspace
+from .workspace import SCRATCH, Workspace
 
 TORCH_DTYPES = {DType.F16: torch.float16, DType.BF16: torch.bfloat16}
 MANIFEST = "manifest.json"
@@ -212,6 +212,7 @@ class _Operands:
     ldd: int
     n: int
     k: int
+    scratch: bool = False  # workspace per call (under torch.compile) instead of the cached one
 
 
 @dataclass(frozen=True)
@@ -442,9 +443,11 @@ class Op:
         return KernelError(f"{self.name}: {variant} (split {split}) failed for M={args.m} N={args.n} "
                            f"K={args.k}: {abi.STATUS_NAMES.get(status, status)}: {self.bound.last_error()}")
 
-    def _call(self, a: torch.Tensor, b: torch.Tensor, kwargs: Dict[str, Any], sig: Optional[tuple]) -> torch.Tensor:
+    def _call(self, a: torch.Tensor, b: torch.Tensor, kwargs: Dict[str, Any], sig: Optional[tuple],
+              scratch: bool = False) -> torch.Tensor:
         """The full path: validates everything, plans on a new problem, and remembers the
-        signature ``sig`` for the fast path when the operands ran in place."""
+        signature ``sig`` for the fast path when the operands ran in place. ``scratch``: take
+        the workspace per call rather than from the library's cache (see ``_register_custom_op``)."""
         for key in kwargs:
             if key not in self.keywords:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
@@ -504,6 +507,7 @@ class Op:
 
         align = min(v.alignment for v in pool)
         ops = self._operands(a, b, c, bias, e, out, m, n, k, beta, align)
+        ops.scratch = scratch
         launched = self._launch(ops, m, alpha, beta, slope, view, device, split_k, kwargs.get("mode"),
                                 kwargs.get("variant"))
         if ops.d is not out:
@@ -679,7 +683,7 @@ class Op:
         key = (device.index, m, o.n, o.k, split_k, mode, variant)
         plan = self._plans.get(key)
         if plan is not None:
-            status = self._run_plan(plan, args, device, stream)
+            status = self._run_plan(plan, args, device, stream, o.scratch)
             if status == 0:
                 return key, args, device
             if status != abi.STATUS_INVALID_PROBLEM:
@@ -700,7 +704,7 @@ class Op:
             plan = self._query(name, split, args, rejected)
             if plan is None:
                 continue
-            status = self._run_plan(plan, args, device, stream)
+            status = self._run_plan(plan, args, device, stream, o.scratch)
             if status != 0:
                 raise self._run_error(name, split, args, status)
             if len(self._plans) >= PLAN_CACHE_SIZE:
@@ -822,9 +826,10 @@ class Op:
                 print(f"  {t:8.1f} us  {v} split={sp}")
         return {"op": self.name, "m": m, "n": n, "k": k, **entry}
 
-    def _run_plan(self, plan: "_Plan", args: abi.CksArgs, device: torch.device, stream: int) -> int:
+    def _run_plan(self, plan: "_Plan", args: abi.CksArgs, device: torch.device, stream: int,
+                  scratch: bool = False) -> int:
         args.split_k = plan.split
-        ws = self.library.workspace
+        ws = SCRATCH if scratch else self.library.workspace
         if plan.semaphore_bytes:
             sem = ws.semaphores(device, stream, plan.semaphore_bytes)
             args.semaphores, args.semaphore_bytes = sem.data_ptr(), sem.numel() * 4
@@ -865,7 +870,10 @@ def _register_custom_op(op: "Op") -> Any:
         values = {"bias": bias, "c": c, "e": e, "alpha": alpha, "beta": beta,
                   "view": tuple(view) if view is not None else None, "negative_slope": negative_slope}
         kwargs.update({k: v for k, v in values.items() if k in op.keywords})
-        return op(a, b, **kwargs)
+        # Workspace per call: under torch.compile(mode="reduce-overhead") this runs while
+        # cudagraph trees route every allocation of the thread to their private pool, where
+        # a cached workspace would be a live tensor they do not track (they refuse that).
+        return op._call(a, b, kwargs, None, scratch=True)
 
     custom = torch.library.custom_op(qualname, impl, mutates_args=(), device_types="cuda", schema=schema)
 

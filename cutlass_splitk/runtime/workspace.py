@@ -7,6 +7,10 @@
 
 Buffers are allocated on the stream that uses them, so the caching allocator's
 stream-ordered reuse keeps a replaced buffer alive until the work queued before it is done.
+
+``SCRATCH`` hands out fresh buffers instead (semaphores zero-filled on the stream), freed when
+the launch has been queued: what the torch.compile custom op uses, since cudagraph trees do
+not allow an op to keep tensors from their pool alive between calls.
 """
 
 from __future__ import annotations
@@ -54,3 +58,19 @@ class Workspace:
     def clear(self) -> None:
         with self._lock:
             self._buffers.clear()
+
+
+class _Scratch:
+    """The Workspace interface with a fresh buffer per launch (stream-ordered reuse by the
+    caching allocator makes freeing it right after the launch is queued safe)."""
+
+    @staticmethod
+    def semaphores(device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
+        return torch.zeros(max(1, -(-nbytes // 4)), dtype=torch.int32, device=device)
+
+    @staticmethod
+    def partials(device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
+        return torch.empty(max(1, -(-nbytes // 4)), dtype=torch.float32, device=device)
+
+
+SCRATCH = _Scratch()
