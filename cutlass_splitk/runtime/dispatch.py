@@ -23,8 +23,8 @@ Model (all times in microseconds):
   (wait, read the partial back, write it) -> cost ``(parts - 1) * (1.5 + tm * tn * 7.3e-4)``
   µs, fitted to H100 measurements (~13.5 µs per step for a 128x128 tile).
 * Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written
-  and read back at DRAM bandwidth (the writes overlap the GEMM's main loop), plus 0.5 µs (the reduction's launch overlaps
-  the GEMM's tail through programmatic dependent launch).
+  and read back at DRAM bandwidth (the writes overlap the GEMM's main loop), plus 0.5 µs
+  (the reduction's launch overlaps the GEMM's tail through programmatic dependent launch).
 * Each launch costs ~3 µs of fixed latency.
 
 The constants were refitted on an H100 sweep of every (variant, split) of the shipped tiles

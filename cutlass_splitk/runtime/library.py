@@ -893,9 +893,9 @@ def _current_stream(index: int) -> int:
 
 
 def _span(t: torch.Tensor) -> Tuple[int, int]:
-    """[first, last) byte addresses a (non-empty, non-negatively strided) tensor can touch."""
+    """[first, last) byte addresses a (non-negatively strided) tensor can touch."""
     lo = t.data_ptr()
-    return lo, lo + (sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+    return lo, lo + _extent(t)
 
 
 def _overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
