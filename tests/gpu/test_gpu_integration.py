@@ -24,6 +24,15 @@ def _inputs(m, n, k, seed, dtype=torch.float16):
     return a, w, bias, e
 
 
+def _chain_ref(a, w, bias, e, view):
+    ref = torch.nn.functional.gelu(a.double() @ w.double().t() + bias.double()) * e.double()
+    return ref.view(view).permute(0, 2, 1, 3)
+
+
+def _rel_err(got, ref):
+    return ((got.double() - ref).norm() / ref.norm()).item()
+
+
 def test_torch_compile_fullgraph(lib):
     op = lib.bias_gelu_mul_permute_f16
     a, w, bias, e = _inputs(48, 256, 2048, 1)
@@ -129,9 +138,7 @@ def test_programmatic_dependent_launch(lib, monkeypatch):
                 key = (m, split)
                 if flag == "0":
                     expected[key] = out
-                    ref = (torch.nn.functional.gelu(a.double() @ w.double().t() + bias.double()) * e.double())
-                    ref = ref.view(view).permute(0, 2, 1, 3)
-                    err = (out.double() - ref).norm() / ref.norm()
+                    err = _rel_err(out, _chain_ref(a, w, bias, e, view))
                     assert err < 1e-2, f"{key}: relative error {err:.2e}"
                 else:
                     assert torch.equal(out, expected[key]), f"{key}: PDL result differs"
@@ -145,15 +152,6 @@ def test_programmatic_dependent_launch(lib, monkeypatch):
     torch.cuda.synchronize()
     bad = [(i, m, split) for i, (m, split, out) in enumerate(results) if not torch.equal(out, expected[(m, split)])]
     assert not bad, f"{len(bad)} of {len(results)} launches differ, first: {bad[:5]}"
-
-
-def _chain_ref(a, w, bias, e, view):
-    ref = torch.nn.functional.gelu(a.double() @ w.double().t() + bias.double()) * e.double()
-    return ref.view(view).permute(0, 2, 1, 3)
-
-
-def _rel_err(got, ref):
-    return ((got.double() - ref).norm() / ref.norm()).item()
 
 
 def test_repeated_signature_fast_path(lib):
