@@ -355,9 +355,10 @@ def auto_warp(tile: Shape3) -> Shape3:
 
 def epilogue_rows_fit(tile: Shape3, warp: Shape3, elements_per_access: int, element_bits: int) -> bool:
     """Whether CUTLASS's epilogue thread map (OutputTileOptimalThreadMap over the output
-    tile's 8-row steps) gives every warp at least one row and one column iteration. Sliced-K
-    warps (warp K < tile K) add threads without adding output rows, which narrow tiles cannot
-    absorb: t64x64x64 with 32x32x32 warps fails CUTLASS's "Iteration Count Row must be > 0"."""
+    tile's 8-row steps) gives every warp at least one row and one column iteration. Narrow
+    tiles with many warps cannot: t32x64x64 with 16x16x64 warps (8 of them) fails CUTLASS's
+    "Iteration Count Row must be > 0". (The rule also covers warps along K, which validation
+    refuses before it is asked.)"""
     warps_m = tile[0] // warp[0]
     warps = warps_m * (tile[1] // warp[1]) * (tile[2] // warp[2])
     rows, columns = 8, tile[1]
@@ -427,9 +428,15 @@ def _parse_variants(r: _Reader, name: str, dtype: DType, layout: Layout, archs: 
             raise r.doc.error(wpath, f"warp {list(warp)} does not divide tile {list(tile)}")
         if warp[0] % inst[0] or warp[1] % inst[1] or warp[2] % inst[2]:
             raise r.doc.error(wpath, f"warp {list(warp)} is not a multiple of instruction shape {list(inst)}")
+        if warp[2] != tile[2]:
+            # Sliced K (warp K < tile K) built cleanly and computed wrong results on the H100
+            # in both split-K modes (issue 13); round 2 of the tile sweep found it <= 3 % faster
+            # at best, so it is refused rather than repaired.
+            raise r.doc.error(wpath, f"warp K ({warp[2]}) must equal tile K ({tile[2]}): sliced-K warps "
+                                     "(warp K < tile K) are not supported; use warp "
+                                     f"{[warp[0], warp[1], tile[2]]}, or more warps along M or N")
         if warp[2] < 2 * inst[2]:
-            # sliced K (warp K < tile K) is allowed; CUTLASS's multistage main loop needs at
-            # least two warp-level MMA steps per stage
+            # CUTLASS's multistage main loop needs at least two warp-level MMA steps per stage
             raise r.doc.error(wpath, f"warp K ({warp[2]}) must be at least twice the instruction K ({inst[2]})")
         count = (tile[0] // warp[0]) * (tile[1] // warp[1]) * (tile[2] // warp[2])
         if count > 16:
@@ -474,7 +481,7 @@ def _parse_variants(r: _Reader, name: str, dtype: DType, layout: Layout, archs: 
                           f"over {threads} threads")
             elif not (epilogue_rows_fit(tile, warp, align, 16) and epilogue_rows_fit(tile, warp, 4, 32)):
                 reason = (f"CUTLASS's epilogue cannot spread the {tile[0]}x{tile[1]} output tile over "
-                          f"{kv.warp_count} warps (warp {list(warp)}): use a wider tile or warp K = tile K")
+                          f"{kv.warp_count} warps (warp {list(warp)}): use a wider tile or fewer warps")
             if reason:
                 pruned.append(Pruned(name, kv.name, reason))
             else:

@@ -295,16 +295,22 @@ def test_warp_list_length_mismatch():
 
 
 def test_warp_k_needs_two_mma_steps():
-    exc = error(with_variant_lines("      warp: [[32, 32, 16]]\n"))
+    exc = error(with_variant_lines("      warp: [[32, 32, 16]]\n").replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 16]]"))
     assert str(exc) == "x.yaml:8: ops.tiny_f16.variants.warp[0]: warp K (16) must be at least twice the instruction K (16)"
 
 
-def test_sliced_k_warps_count_along_k():
-    """warp K < tile K slices the tile's K over warps (CUTLASS sliced-K): 2 x 2 x 2 warps."""
-    text = with_variant_lines("      warp: [[64, 64, 32]]\n").replace("tile: [[64, 64, 64]]", "tile: [[128, 128, 64]]")
-    variant = parse_config(text, "x.yaml").ops[0].variants[0]
-    assert variant.warp == (64, 64, 32) and variant.warp_count == 8
-    assert "_t128x128x64_w64x64x32_" in variant.name
+@pytest.mark.parametrize("tile, warp, line, suggestion", [
+    ((128, 128, 64), (64, 64, 32), 8, [64, 64, 64]),  # the knob of issue 13: built, computed garbage
+    ((64, 64, 64), (32, 32, 32), 8, [32, 32, 64]),
+])
+def test_sliced_k_warps_are_refused(tile, warp, line, suggestion):
+    """warp K < tile K (CUTLASS sliced-K) computed wrong results on the H100 in both modes:
+    refused at validation, with what to use instead."""
+    text = with_variant_lines(f"      warp: [{list(warp)}]\n").replace("tile: [[64, 64, 64]]", f"tile: [{list(tile)}]")
+    exc = error(text)
+    assert str(exc) == (f"x.yaml:{line}: ops.tiny_f16.variants.warp[0]: warp K ({warp[2]}) must equal tile K "
+                        f"({tile[2]}): sliced-K warps (warp K < tile K) are not supported; use warp {suggestion}, "
+                        "or more warps along M or N")
 
 
 def test_warp_not_a_multiple_of_the_instruction():
@@ -407,15 +413,15 @@ def test_pruned_when_the_tile_does_not_split_into_accesses():
     assert len(config.pruned) == 2
 
 
-def test_sliced_k_tiles_the_epilogue_cannot_spread_are_pruned():
-    """The rule mirrors CUTLASS's OutputTileOptimalThreadMap static_asserts: a 64x64 tile with
-    8 sliced-K warps has no row iteration (compile error), a 128x128 one does."""
-    text = with_variant_lines("      warp: [[32, 32, 32], [64, 64, 32]]\n")
-    config = parse_config(text.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [128, 128, 64]]"), "x.yaml")
-    assert {(v.tile, v.warp) for v in config.ops[0].variants} == {((128, 128, 64), (64, 64, 32))}
+def test_tiles_the_epilogue_cannot_spread_are_pruned():
+    """The rule mirrors CUTLASS's OutputTileOptimalThreadMap static_asserts: a 32x64 tile over
+    8 warps has no row iteration (compile error), a 64x64 one over 4 warps does."""
+    text = with_variant_lines("      warp: [[16, 16, 64], [32, 32, 64]]\n")
+    config = parse_config(text.replace("tile: [[64, 64, 64]]", "tile: [[32, 64, 64], [64, 64, 64]]"), "x.yaml")
+    assert {(v.tile, v.warp) for v in config.ops[0].variants} == {((64, 64, 64), (32, 32, 64))}
     assert {p.reason for p in config.pruned} == {
-        "CUTLASS's epilogue cannot spread the 64x64 output tile over 8 warps (warp [32, 32, 32]): "
-        "use a wider tile or warp K = tile K"}
+        "CUTLASS's epilogue cannot spread the 32x64 output tile over 8 warps (warp [16, 16, 64]): "
+        "use a wider tile or fewer warps"}
 
 
 @pytest.mark.parametrize("tile, warp, fits", [
