@@ -1,35 +1,31 @@
 """Validated config → CUDA sources.
 
-One translation unit per variant group (an op's variants that differ only by split mode)
-plus one ``library.cu`` per op with the library-level entry points. Templates live in
-``templates/*.cu.in``; they instantiate, the logic is in ``templates/cks_kernels.cuh``.
+Each op's backend renders its translation units (for sm80: one per variant group, an op's
+variants that differ only by split mode); this module adds one ``library.cu`` per op with the
+library-level entry points (``templates/library.cu.in``) and owns writing them:
+:func:`write_sources` is the one path by which ``cutlass-splitk generate``, ``generate
+--check`` and ``cutlass-splitk build`` put sources on disk.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Set, Tuple
 
-from .config import Config
-from .spec import (
-    ACTIVATION_CPP,
-    BIAS_CPP,
-    DTYPE_CPP,
-    EOP_CPP,
-    MODE_CPP,
-    PERMUTE_CPP,
-    KernelVariant,
-    Layout,
-    OpSpec,
-)
+from . import backends
+from .artifact import describe
+from .fsutil import write_if_different
+from .spec import OpSpec
 
-TEMPLATE_DIR = Path(__file__).parent / "templates"
-ABI_VERSION = 1  # must match CKS_ABI_VERSION in templates/cks_abi.h (checked by the tests)
+if TYPE_CHECKING:
+    from .config import Config
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"  # shared by every backend
+STAMP_MARK = "by cutlass-splitk; do not edit"
 
 
 @lru_cache(maxsize=None)
@@ -46,9 +42,7 @@ class SourceUnit:
     relpath: str  # relative to the config's output directory: "<op>/<name>.cu"
     text: str
     variants: Tuple[str, ...]
-
-
-STAMP_MARK = "by cutlass-splitk; do not edit"
+    backend: str = ""  # the backend whose templates it includes ("": the shared ones only)
 
 
 def stamp(config_path: str) -> str:
@@ -64,86 +58,61 @@ def display_path(path: str) -> str:
         return p.as_posix()
 
 
-def describe(op: OpSpec) -> dict:
-    """The self-description each library embeds (and the manifest repeats)."""
-    return {"abi_version": ABI_VERSION, **op.to_json()}
-
-
-def _shape(s: Sequence[int]) -> str:
-    return ", ".join(map(str, s))
-
-
-def render_group(op: OpSpec, variants: Sequence[KernelVariant], config_path: str) -> SourceUnit:
-    first = variants[0]
-    entries = "".join(
-        _template("entry.cu.in").substitute(variant=v.name, impl=MODE_CPP[v.mode]) for v in variants
-    )
-    text = _template("group.cu.in").substitute(
-        stamp=stamp(config_path),
-        op=op.name,
-        group=first.group,
-        element=DTYPE_CPP[op.dtype],
-        b_column_major="true" if op.layout is Layout.TN else "false",
-        tile=_shape(first.tile),
-        warp=_shape(first.warp),
-        instruction=_shape(first.instruction),
-        stages=first.stages,
-        alignment=first.alignment,
-        swizzle=first.swizzle,
-        activation=ACTIVATION_CPP[op.epilogue.activation],
-        e_op=EOP_CPP[op.epilogue.e_op],
-        bias=BIAS_CPP[op.epilogue.bias],
-        permute=PERMUTE_CPP[op.epilogue.permute],
-        entry_points=entries,
-    )
-    return SourceUnit(op.name, first.group, f"{op.name}/{first.group}.cu", text, tuple(v.name for v in variants))
-
-
 def render_library(op: OpSpec, config_path: str) -> SourceUnit:
     description = json.dumps(describe(op), sort_keys=True)
     text = _template("library.cu.in").substitute(stamp=stamp(config_path), op=op.name, description=description)
     return SourceUnit(op.name, "library", f"{op.name}/library.cu", text, ())
 
 
-def render(config: Config) -> List[SourceUnit]:
+def render(config: "Config") -> List[SourceUnit]:
     """All sources for a config, in a stable order. Pure: writes nothing."""
     path = display_path(config.path)
     units: List[SourceUnit] = []
     for op in config.ops:
-        groups: Dict[str, List[KernelVariant]] = {}
-        for v in op.variants:
-            groups.setdefault(v.group, []).append(v)
-        for name in sorted(groups):
-            units.append(render_group(op, sorted(groups[name], key=lambda v: v.mode.value), path))
+        backend = backends.for_op(op)
+        for name, variants, text in backend.render_units(op, stamp(path)):
+            units.append(SourceUnit(op.name, name, f"{op.name}/{name}.cu", text, variants, backend.NAME))
         units.append(render_library(op, path))
     return units
 
 
-def write_if_different(path: Path, text: str) -> bool:
-    """Atomically writes ``text`` unless the file already holds it. Returns True if written."""
-    try:
-        if path.read_text() == text:
-            return False
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return True
+@dataclass
+class Sources:
+    """What :func:`write_sources` found: the units, and the files it wrote (checking: the
+    ones out of date) and removed (checking: every ``*/*.cu`` that is not one of the units)."""
+
+    units: List[SourceUnit]
+    changed: List[Path] = field(default_factory=list)
+    stale: List[Path] = field(default_factory=list)
 
 
-def write_sources(config: Config, out_dir: Path) -> Tuple[List[SourceUnit], int]:
-    """Writes the config's sources under ``out_dir`` (changed files only) and removes
-    generated files of variants that are no longer in the config. Returns (units, written)."""
+def write_sources(config: "Config", out_dir: Path, *, check: bool = False, prune: bool = True) -> Sources:
+    """Writes the config's sources under ``out_dir`` (changed files only). With ``prune``,
+    removes the files generated earlier from the *same* config (same stamp) that it no longer
+    produces, and the op directories that leaves empty; nothing else is ever removed. With
+    ``check``, writes and removes nothing and reports instead."""
     units = render(config)
-    written = sum(write_if_different(out_dir / u.relpath, u.text) for u in units)
+    result = Sources(units)
+    for u in units:
+        path = out_dir / u.relpath
+        if check:
+            if not path.is_file() or path.read_text() != u.text:
+                result.changed.append(path)
+        elif write_if_different(path, u.text):
+            result.changed.append(path)
     keep = {(out_dir / u.relpath).resolve() for u in units}
-    if out_dir.is_dir():
-        for old in out_dir.glob("*/*.cu"):
-            if old.resolve() not in keep and STAMP_MARK in old.read_text(errors="replace").split("\n", 1)[0]:
+    extra = [p for p in sorted(out_dir.glob("*/*.cu")) if p.resolve() not in keep] if out_dir.is_dir() else []
+    if check:
+        result.stale = extra
+    elif prune:
+        ours = f"// {stamp(display_path(config.path))}"
+        emptied: Set[Path] = set()
+        for old in extra:
+            if old.read_text(errors="replace").split("\n", 1)[0] == ours:
                 old.unlink()
-        for d in out_dir.iterdir():
-            if d.is_dir() and not any(d.iterdir()):
+                result.stale.append(old)
+                emptied.add(old.parent)
+        for d in sorted(emptied):
+            if not any(d.iterdir()):
                 d.rmdir()
-    return units, written
+    return result

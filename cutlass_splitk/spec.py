@@ -6,6 +6,7 @@ factors are run-time values and are not part of the name: each variant carries t
 accepts.
 
 This module is shared by the build side and the runtime and imports neither YAML nor torch.
+What a backend's hardware accepts lives with the backend (``backends/sm80/rules.py``).
 """
 
 from __future__ import annotations
@@ -84,20 +85,13 @@ PERMUTE_CPP: Dict[Permute, str] = {
     Permute.HEAD_SPLIT: "cks::Permute::k0213",
     Permute.QKV_SPLIT: "cks::Permute::k20314",
 }
-MODE_CPP: Dict[SplitMode, str] = {SplitMode.SERIAL: "cks::SerialGemm", SplitMode.PARALLEL: "cks::ParallelGemm"}
-
-# Largest dynamic shared memory per block (bytes) for each supported -gencode target.
-SMEM_LIMIT: Dict[int, int] = {80: 166912, 86: 101376, 89: 101376, 90: 232448}
-SUPPORTED_ARCHS: Tuple[int, ...] = tuple(sorted(SMEM_LIMIT))
-# mma.sync instruction shapes valid for 16-bit inputs with f32 accumulation (sm80+).
-INSTRUCTION_SHAPES: Dict[DType, Tuple[Tuple[int, int, int], ...]] = {
-    DType.F16: ((16, 8, 16), (16, 8, 8)),
-    DType.BF16: ((16, 8, 16), (16, 8, 8)),
-}
-# cp.async moves 4, 8 or 16 bytes: the legal alignments in elements.
-ALIGNMENTS: Dict[DType, Tuple[int, ...]] = {DType.F16: (8, 4, 2), DType.BF16: (8, 4, 2)}
 
 Shape3 = Tuple[int, int, int]
+
+
+def warp_count(tile: Shape3, warp: Shape3) -> int:
+    """Warps per threadblock when ``warp`` tiles ``tile``."""
+    return (tile[0] // warp[0]) * (tile[1] // warp[1]) * (tile[2] // warp[2])
 
 
 @dataclass(frozen=True, order=True)
@@ -152,7 +146,7 @@ class KernelVariant:
 
     @property
     def warp_count(self) -> int:
-        return (self.tile[0] // self.warp[0]) * (self.tile[1] // self.warp[1]) * (self.tile[2] // self.warp[2])
+        return warp_count(self.tile, self.warp)
 
     def smem_bytes(self, dtype: DType) -> int:
         """Main-loop shared memory: stages x (A tile + B tile)."""

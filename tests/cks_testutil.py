@@ -10,7 +10,8 @@ if str(ROOT) not in sys.path:  # the package is used from the checkout, installe
     sys.path.insert(0, str(ROOT))
 
 CONFIGS = ROOT / "configs"
-TEMPLATES = ROOT / "cutlass_splitk" / "templates"
+TEMPLATES = ROOT / "cutlass_splitk" / "templates"  # shared
+SM80_TEMPLATES = ROOT / "cutlass_splitk" / "backends" / "sm80" / "templates"
 
 # One op, one tile, one stage count, both split modes, one arch: 1 group -> 2 variants.
 MINIMAL_OP_YAML = """\

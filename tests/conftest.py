@@ -55,8 +55,7 @@ def write_yaml(tmp_path):
 @dataclass(frozen=True)
 class TinyBuild:
     config: Path  # .../tiny.yaml (stem "tiny")
-    generated: Path  # generated_dir passed to build(); sources are under generated / "tiny"
-    out: Path
+    out: Path  # the libraries, the manifest and the sources (out / "src")
     cache: Path  # shared object cache: a rebuild of the same config compiles nothing (in any directory)
     result: object  # the first BuildResult
     manifest_text: str
@@ -70,6 +69,6 @@ def tiny_build(tmp_path_factory) -> TinyBuild:
 
     base = tmp_path_factory.mktemp("nvcc-tiny")
     config = _write_yaml(base, MINIMAL_OP_YAML, "tiny.yaml")
-    gen, out, cache = base / "gen", base / "out", base / "cache"
-    result = build(config, out_dir=out, generated_dir=gen, cache_dir=cache, jobs=2, progress=False)
-    return TinyBuild(config, gen, out, cache, result, (out / "manifest.json").read_text())
+    out, cache = base / "out", base / "cache"
+    result = build(config, out_dir=out, cache_dir=cache, jobs=2, progress=False)
+    return TinyBuild(config, out, cache, result, (out / "manifest.json").read_text())

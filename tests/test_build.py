@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from cks_testutil import MINIMAL_OP_YAML, MINIMAL_VARIANTS, TEMPLATES, write_yaml
-from cutlass_splitk import codegen
-from cutlass_splitk.build import BuildError, Cutlass, Toolchain, build, find_cutlass, find_nvcc
+from cks_testutil import MINIMAL_OP_YAML, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
+from cutlass_splitk import artifact, codegen
+from cutlass_splitk.build import build
 from cutlass_splitk.config import ConfigError, parse_config
+from cutlass_splitk.toolchain import BuildError, Cutlass, Toolchain, find_cutlass, find_nvcc
 
 FAKE_CUTLASS = Cutlass(Path("/opt/cutlass/include"), Path("/opt/cutlass/tools/util/include"), "9.9.9")
 
@@ -29,18 +30,24 @@ EXPECTED_EXPORTS = {"cks_abi_version", "cks_describe", "cks_last_error"} | {
 
 def test_compile_command():
     tc = Toolchain(Path("/fake/cuda/bin/nvcc"), FAKE_CUTLASS, extra_flags=("-lineinfo",))
-    cmd = tc.compile_command(Path("/src/op/g.cu"), Path("/obj/g.o"), [80, 90])
+    cmd = tc.compile_command(Path("/src/op/g.cu"), Path("/obj/g.o"), [80, 90], "sm80")
     assert cmd[0] == "/fake/cuda/bin/nvcc"
     assert [c for c in cmd if c.startswith("-gencode")] == [
         "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"]
+    # the shared templates, the unit's backend's templates, then CUTLASS
     assert [c for c in cmd if c.startswith("-I")] == [
-        f"-I{TEMPLATES}", "-I/opt/cutlass/include", "-I/opt/cutlass/tools/util/include"]
+        f"-I{TEMPLATES}", f"-I{SM80_TEMPLATES}", "-I/opt/cutlass/include", "-I/opt/cutlass/tools/util/include"]
     assert "-Xcompiler=-fPIC,-fvisibility=hidden" in cmd
     assert "-std=c++17" in cmd and "-O3" in cmd and "-DNDEBUG" in cmd
     assert cmd[-4:] == ["-c", "/src/op/g.cu", "-o", "/obj/g.o"]
     assert cmd.index("-lineinfo") < cmd.index("-c")  # extra flags come before the source
     one = tc.compile_command(Path("s.cu"), Path("o.o"), [86])
     assert [c for c in one if c.startswith("-gencode")] == ["-gencode=arch=compute_86,code=sm_86"]
+    # a unit of the shared templates only (library.cu)
+    assert [c for c in one if c.startswith("-I")] == [
+        f"-I{TEMPLATES}", "-I/opt/cutlass/include", "-I/opt/cutlass/tools/util/include"]
+    copied = Toolchain(Path("/fake/nvcc"), FAKE_CUTLASS, template_dirs={"sm80": Path("/copy/sm80")})
+    assert copied.include_dirs("sm80") == (TEMPLATES, Path("/copy/sm80"))
 
 
 def test_link_command():
@@ -64,13 +71,13 @@ def test_missing_nvcc_with_cuda_home(tmp_path, monkeypatch):
     cuda_home.mkdir()
     monkeypatch.setenv("CUDA_HOME", str(cuda_home))
     config = write_yaml(tmp_path, MINIMAL_OP_YAML)
-    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    out, cache = tmp_path / "out", tmp_path / "cache"
     with pytest.raises(BuildError) as info:
-        build(config, out_dir=out, generated_dir=gen, cache_dir=cache, progress=False)
+        build(config, out_dir=out, cache_dir=cache, progress=False)
     assert str(info.value) == (
         f"nvcc not found\ncommand: \n--- output ---\nCUDA_HOME={cuda_home} has no bin/nvcc\n--- end ---\n"
         "Set CUDA_HOME to a CUDA toolkit (12.x or 13.x) or unset it to use nvcc from PATH.")
-    assert not out.exists() and not gen.exists() and not cache.exists()
+    assert not out.exists() and not cache.exists()
 
 
 def test_missing_nvcc_on_path(tmp_path, monkeypatch):
@@ -104,23 +111,23 @@ def test_missing_cutlass(tmp_path, monkeypatch):
 
 def test_config_error_before_anything_is_written(tmp_path):
     config = write_yaml(tmp_path, MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 3]"))
-    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    out, cache = tmp_path / "out", tmp_path / "cache"
     with pytest.raises(ConfigError) as info:
-        build(config, out_dir=out, generated_dir=gen, cache_dir=cache, progress=False,
+        build(config, out_dir=out, cache_dir=cache, progress=False,
               toolchain=Toolchain(Path("/nonexistent/nvcc"), FAKE_CUTLASS))
     assert str(info.value) == f"{config}:7: ops.tiny_f16.variants.stages[1]: duplicate value 3"
-    assert not out.exists() and not gen.exists() and not cache.exists()
+    assert not out.exists() and not cache.exists()
 
 
 def test_unknown_op_before_anything_is_written(tmp_path):
     config = write_yaml(tmp_path, MINIMAL_OP_YAML)
-    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    out, cache = tmp_path / "out", tmp_path / "cache"
     with pytest.raises(BuildError) as info:
-        build(config, out_dir=out, generated_dir=gen, cache_dir=cache, ops=["nope", "tiny_f16"], progress=False,
+        build(config, out_dir=out, cache_dir=cache, ops=["nope", "tiny_f16"], progress=False,
               toolchain=Toolchain(Path("/nonexistent/nvcc"), FAKE_CUTLASS))
     assert str(info.value) == (f"unknown op(s) nope in {config}\ncommand: \n--- output ---\n\n--- end ---\n"
                                "Valid ops: tiny_f16")
-    assert not out.exists() and not gen.exists() and not cache.exists()
+    assert not out.exists() and not cache.exists()
 
 
 FAKE_NVCC = """\
@@ -155,29 +162,30 @@ def _compiles(toolchain):
 
 
 def test_cache_key_ignores_where_the_sources_and_objects_live(tmp_path, fake_toolchain):
-    # same text + same flags -> the same cached object, whatever --generated / -o directory
+    # same text + same flags -> the same cached object, whatever -o directory (hence sources directory)
     config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
     cache = tmp_path / "cache"
-    first = build(config, out_dir=tmp_path / "out1", generated_dir=tmp_path / "gen1", cache_dir=cache,
+    first = build(config, out_dir=tmp_path / "out1", cache_dir=cache,
                   jobs=2, progress=False, toolchain=fake_toolchain)
     assert (first.compiled, first.linked) == (2, 1)
-    second = build(config, out_dir=tmp_path / "out2", generated_dir=tmp_path / "elsewhere" / "gen2",
+    second = build(config, out_dir=tmp_path / "elsewhere" / "out2",
                    cache_dir=cache, jobs=2, progress=False, toolchain=fake_toolchain)
     assert second.compiled == 0
     assert second.linked == 1  # the cached library copied into the new output directory
     assert len(_compiles(fake_toolchain)) == 2
     assert second.manifest == first.manifest
-    assert (tmp_path / "out2" / "libtiny_f16.so").read_bytes() == (tmp_path / "out1" / "libtiny_f16.so").read_bytes()
+    assert (tmp_path / "elsewhere" / "out2" / "libtiny_f16.so").read_bytes() == \
+        (tmp_path / "out1" / "libtiny_f16.so").read_bytes()
     # the objects hold the generated text (the fake nvcc copies it): the same in both places
     for unit in codegen.render(parse_config(MINIMAL_OP_YAML, str(config))):
-        assert (tmp_path / "gen1" / "tiny" / unit.relpath).read_text() == \
-            (tmp_path / "elsewhere" / "gen2" / "tiny" / unit.relpath).read_text() == unit.text
+        assert (tmp_path / "out1" / "src" / unit.relpath).read_text() == \
+            (tmp_path / "elsewhere" / "out2" / "src" / unit.relpath).read_text() == unit.text
 
 
 def test_cache_key_still_depends_on_the_flags_and_the_text(tmp_path, fake_toolchain):
     config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
     cache = tmp_path / "cache"
-    kw = dict(generated_dir=tmp_path / "gen", cache_dir=cache, jobs=1, progress=False)
+    kw = dict(cache_dir=cache, jobs=1, progress=False)
     assert build(config, out_dir=tmp_path / "out", toolchain=fake_toolchain, **kw).compiled == 2
     flagged = Toolchain(fake_toolchain.nvcc, FAKE_CUTLASS, extra_flags=("-lineinfo",))
     assert build(config, out_dir=tmp_path / "out", toolchain=flagged, **kw).compiled == 2
@@ -202,20 +210,20 @@ def test_build_writes_sources_libraries_and_manifest(tiny_build):
     assert result.compiled == 2 and result.linked == 1  # one group + library.cu; one .so
     config = parse_config(MINIMAL_OP_YAML, str(tiny_build.config))
     for unit in codegen.render(config):
-        assert (tiny_build.generated / "tiny" / unit.relpath).read_text() == unit.text
+        assert (tiny_build.out / "src" / unit.relpath).read_text() == unit.text
 
     manifest = json.loads(tiny_build.manifest_text)
     assert tiny_build.manifest_text == json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     assert result.manifest == manifest
     assert sorted(manifest) == ["abi_version", "build_hash", "config", "libraries", "ops", "toolchain"]
-    assert manifest["abi_version"] == codegen.ABI_VERSION == 1
+    assert manifest["abi_version"] == artifact.ABI_VERSION == 1
     assert manifest["config"] == codegen.display_path(str(tiny_build.config))
     digest = hashlib.sha256(so.read_bytes()).hexdigest()
     assert manifest["libraries"] == {"tiny_f16": {"file": "libtiny_f16.so", "sha256": digest}}
-    assert manifest["ops"] == {"tiny_f16": codegen.describe(config.ops[0])}
+    assert manifest["ops"] == {"tiny_f16": artifact.describe(config.ops[0])}
     assert re.fullmatch(r"[0-9a-f]{16}", manifest["build_hash"])
     assert re.fullmatch(r"nvcc [\d.]+; cutlass [\w.]+", manifest["toolchain"]), manifest["toolchain"]
-    assert sorted(p.name for p in tiny_build.out.iterdir()) == ["libtiny_f16.so", "manifest.json"]
+    assert sorted(p.name for p in tiny_build.out.iterdir()) == ["libtiny_f16.so", "manifest.json", "src"]
 
 
 @pytest.mark.nvcc
@@ -247,8 +255,7 @@ def test_second_build_is_a_no_op(tiny_build):
     so = tiny_build.out / "libtiny_f16.so"
     before = (so.stat().st_mtime_ns, (tiny_build.out / "manifest.json").stat().st_mtime_ns)
     start = time.monotonic()
-    result = build(tiny_build.config, out_dir=tiny_build.out, generated_dir=tiny_build.generated,
-                   cache_dir=tiny_build.cache, jobs=2, progress=False)
+    result = build(tiny_build.config, out_dir=tiny_build.out, cache_dir=tiny_build.cache, jobs=2, progress=False)
     elapsed = time.monotonic() - start
     assert (result.compiled, result.linked) == (0, 0)
     assert elapsed < 5.0, elapsed
@@ -265,8 +272,8 @@ def test_compile_failure_reports_command_and_log_and_keeps_the_manifest(tiny_bui
     toolchain = Toolchain(find_nvcc(), find_cutlass(),
                           extra_flags=("-DCKS_FORCE_ERROR_DOES_NOT_EXIST", "--this-flag-does-not-exist"))
     with pytest.raises(BuildError) as info:
-        build(tiny_build.config, out_dir=tiny_build.out, generated_dir=tiny_build.generated,
-              cache_dir=tiny_build.cache, jobs=2, progress=False, toolchain=toolchain)
+        build(tiny_build.config, out_dir=tiny_build.out, cache_dir=tiny_build.cache, jobs=2, progress=False,
+              toolchain=toolchain)
     exc = info.value
     message = str(exc)
     assert re.match(r"nvcc failed on tiny_f16/(library|t64x64x64_w32x32x64_i16x8x16_s3_a8_z1)\.cu "
@@ -287,20 +294,18 @@ def test_compile_failure_reports_command_and_log_and_keeps_the_manifest(tiny_bui
 
 
 @pytest.mark.nvcc
-def test_another_generated_dir_compiles_nothing(tiny_build, tmp_path, capsys):
+def test_another_output_dir_compiles_nothing(tiny_build, tmp_path, capsys):
     # The object cache key leaves out the source and object paths: the same config built into
-    # other --generated and -o directories with the same cache reuses the session build's objects.
+    # another -o directory (so other sources) with the same cache reuses the session build's objects.
     from cutlass_splitk.cli import main
 
     assert tiny_build.result.compiled == 2  # compiled once, by the session build
-    result = build(tiny_build.config, out_dir=tmp_path / "out", generated_dir=tmp_path / "gen",
-                   cache_dir=tiny_build.cache, jobs=2, progress=False)
+    result = build(tiny_build.config, out_dir=tmp_path / "out", cache_dir=tiny_build.cache, jobs=2, progress=False)
     assert result.compiled == 0 and result.linked == 1
     assert result.manifest == json.loads(tiny_build.manifest_text)
     assert (tmp_path / "out" / "libtiny_f16.so").read_bytes() == (tiny_build.out / "libtiny_f16.so").read_bytes()
-    assert (tmp_path / "gen" / "tiny").is_dir()
+    assert (tmp_path / "out" / "src" / "tiny_f16").is_dir()
     out2 = tmp_path / "out2"
-    assert main(["build", str(tiny_build.config), "-o", str(out2), "--generated", str(tmp_path / "gen2"),
-                 "--cache", str(tiny_build.cache), "-q"]) == 0
+    assert main(["build", str(tiny_build.config), "-o", str(out2), "--cache", str(tiny_build.cache), "-q"]) == 0
     assert re.fullmatch(rf"{re.escape(str(out2))}: 1 libraries \(0 objects compiled, 1 libraries updated\) "
                         r"in [\d.]+s\n", capsys.readouterr().out)

@@ -132,7 +132,7 @@ def test_committed_sources_are_up_to_date(in_root, capsys):
 def test_bad_config_exit_code_2(write_yaml, tmp_path, capsys, command):
     path = write_yaml(MINIMAL_OP_YAML.replace("dtype: f16", "dtype: f32"))
     extra = {"generate": ["--generated", str(tmp_path / "gen")],
-             "build": ["-o", str(tmp_path / "out"), "--generated", str(tmp_path / "gen"), "-q"]}.get(command, [])
+             "build": ["-o", str(tmp_path / "out"), "-q"]}.get(command, [])
     assert main([command, str(path), *extra]) == 2
     out, err = capsys.readouterr()
     assert out == ""
@@ -149,7 +149,7 @@ def test_missing_config_exit_code_2(tmp_path, capsys):
 def test_build_error_exit_code_1(write_yaml, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("CUDA_HOME", str(tmp_path))
     path = write_yaml(MINIMAL_OP_YAML)
-    assert main(["build", str(path), "-o", str(tmp_path / "out"), "--generated", str(tmp_path / "gen"), "-q"]) == 1
+    assert main(["build", str(path), "-o", str(tmp_path / "out"), "-q"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"error: nvcc not found\ncommand: \n--- output ---\nCUDA_HOME={tmp_path} has no bin/nvcc\n")
 

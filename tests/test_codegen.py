@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT, TEMPLATES
-from cutlass_splitk import codegen
+from cutlass_splitk import artifact, codegen, fsutil
 from cutlass_splitk.config import load_config, parse_config
 from cutlass_splitk.runtime import abi
 
@@ -103,8 +103,8 @@ def test_library_source_embeds_the_description(minimal_config):
     assert match
     (op,) = minimal_config.ops
     description = json.loads(match.group(1))
-    assert description == codegen.describe(op)
-    assert description["abi_version"] == codegen.ABI_VERSION
+    assert description == artifact.describe(op)
+    assert description["abi_version"] == artifact.ABI_VERSION
     assert [v["name"] for v in description["variants"]] == list(MINIMAL_VARIANTS)
     for fn in ("int cks_abi_version(void)", "char const* cks_describe(void)", "char const* cks_last_error(void)"):
         assert f'extern "C" CKS_EXPORT {fn}' in unit.text
@@ -114,7 +114,7 @@ def test_describe_round_trips_through_opspec(minimal_config):
     from cutlass_splitk.spec import OpSpec
 
     (op,) = minimal_config.ops
-    d = codegen.describe(op)
+    d = artifact.describe(op)
     assert d["abi_version"] == 1 and d["name"] == "tiny_f16"
     assert OpSpec.from_json(json.loads(json.dumps(d))) == op
 
@@ -142,13 +142,13 @@ def test_unit_count_for_the_shipped_configs():
 
 def test_write_if_different(tmp_path):
     path = tmp_path / "sub" / "f.cu"
-    assert codegen.write_if_different(path, "hello\n") is True
+    assert fsutil.write_if_different(path, "hello\n") is True
     assert path.read_text() == "hello\n"
     old = 1_000_000_000_000_000_000  # 2001-09-09, far from "now"
     os.utime(path, ns=(old, old))
-    assert codegen.write_if_different(path, "hello\n") is False
+    assert fsutil.write_if_different(path, "hello\n") is False
     assert path.stat().st_mtime_ns == old
-    assert codegen.write_if_different(path, "changed\n") is True
+    assert fsutil.write_if_different(path, "changed\n") is True
     assert path.read_text() == "changed\n"
     assert path.stat().st_mtime_ns != old
     assert sorted(p.name for p in path.parent.iterdir()) == ["f.cu"]  # no temp file left
@@ -156,17 +156,32 @@ def test_write_if_different(tmp_path):
 
 def test_write_sources(tmp_path, minimal_config):
     out = tmp_path / "gen"
-    units, written = codegen.write_sources(minimal_config, out)
-    assert written == 2
+    sources = codegen.write_sources(minimal_config, out)
+    units = sources.units
+    assert sources.changed == [out / u.relpath for u in units] and sources.stale == []
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(
         u.relpath for u in units)
     for u in units:
         assert (out / u.relpath).read_text() == u.text
-    units2, written2 = codegen.write_sources(minimal_config, out)
-    assert written2 == 0 and units2 == units
+    again = codegen.write_sources(minimal_config, out)
+    assert again.changed == [] and again.units == units
 
 
-def test_write_sources_removes_stale_generated_files_only(tmp_path):
+def test_write_sources_check_mode_writes_nothing(tmp_path, minimal_config):
+    out = tmp_path / "gen"
+    sources = codegen.write_sources(minimal_config, out, check=True)
+    assert sources.changed == [out / u.relpath for u in sources.units] and sources.stale == []
+    assert not out.exists()
+    codegen.write_sources(minimal_config, out)
+    extra = out / "tiny_f16" / "extra.cu"
+    extra.write_text("// not ours\n")
+    sources = codegen.write_sources(minimal_config, out, check=True)
+    assert sources.changed == [] and sources.stale == [extra]
+    assert extra.exists()
+
+
+def test_write_sources_removes_stale_files_of_the_same_config_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the stamp names the config relative to the cwd
     out = tmp_path / "gen"
     two = parse_config(MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4]"), "x.yaml")
     codegen.write_sources(two, out)
@@ -174,17 +189,36 @@ def test_write_sources_removes_stale_generated_files_only(tmp_path):
     assert stale.is_file()
     foreign = out / "tiny_f16" / "handwritten.cu"
     foreign.write_text("// my own kernel\n" + codegen.STAMP_MARK + " (not on the first line)\n")
+    other_config = out / "tiny_f16" / "t32x32x32_other.cu"
+    other_config.write_text("// " + codegen.stamp("other.yaml") + "\n")
     gone_op = out / "old_op" / "library.cu"
     gone_op.parent.mkdir()
-    gone_op.write_text("// " + codegen.stamp("other.yaml") + "\n")
+    gone_op.write_text("// " + codegen.stamp("x.yaml") + "\n")
+    other_op = out / "other_op" / "library.cu"
+    other_op.parent.mkdir()
+    other_op.write_text("// " + codegen.stamp("configs/x.yaml") + "\n")
+    empty = out / "empty_dir"
+    empty.mkdir()
 
-    units, written = codegen.write_sources(parse_config(MINIMAL_OP_YAML, "x.yaml"), out)
-    assert written == 1  # library.cu (its description lists the variants); the s3 group is unchanged
+    sources = codegen.write_sources(parse_config(MINIMAL_OP_YAML, "x.yaml"), out)
+    # library.cu changed (its description lists the variants); the s3 group is unchanged
+    assert sources.changed == [out / "tiny_f16" / "library.cu"]
+    assert sorted(sources.stale) == sorted([stale, gone_op])
     assert not stale.exists()
+    assert not gone_op.exists() and not gone_op.parent.exists()  # the op directory it emptied
+    # another config's files, files without the stamp, directories it did not empty: untouched
     assert foreign.read_text().startswith("// my own kernel")
-    assert not gone_op.exists() and not gone_op.parent.exists()  # empty op directory removed
+    assert other_config.exists() and other_op.exists() and empty.is_dir()
     assert sorted(p.name for p in (out / "tiny_f16").iterdir()) == sorted(
-        [f"{MINIMAL_GROUP}.cu", "library.cu", "handwritten.cu"])
+        [f"{MINIMAL_GROUP}.cu", "library.cu", "handwritten.cu", "t32x32x32_other.cu"])
+
+
+def test_write_sources_without_prune_removes_nothing(tmp_path):
+    out = tmp_path / "gen"
+    codegen.write_sources(parse_config(MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4]"), "x.yaml"), out)
+    sources = codegen.write_sources(parse_config(MINIMAL_OP_YAML, "x.yaml"), out, prune=False)
+    assert sources.stale == []
+    assert (out / "tiny_f16" / "t64x64x64_w32x32x64_i16x8x16_s4_a8_z1.cu").is_file()
 
 
 @pytest.mark.parametrize("name", ["default", "epilogues"])
@@ -210,7 +244,8 @@ HEADER = (TEMPLATES / "cks_abi.h").read_text()
 def test_abi_version_matches_the_header():
     match = re.search(r"^#define CKS_ABI_VERSION (\d+)$", HEADER, re.M)
     assert match
-    assert int(match.group(1)) == codegen.ABI_VERSION == abi.ABI_VERSION
+    assert int(match.group(1)) == artifact.ABI_VERSION
+    assert abi.ABI_VERSION is artifact.ABI_VERSION  # the runtime's mirror speaks the one defined there
 
 
 def _c_struct_fields(name: str):

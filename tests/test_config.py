@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT
-from cutlass_splitk.config import (Config, ConfigError, Pruned, auto_warp, epilogue_rows_fit, load_config,
-                                   parse_config)
+from cutlass_splitk.backends.sm80.rules import auto_warp, epilogue_rows_fit
+from cutlass_splitk.config import Config, ConfigError, Pruned, load_config, parse_config
 from cutlass_splitk.spec import (
     Activation,
     BiasMode,

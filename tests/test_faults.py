@@ -31,7 +31,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cks_testutil import MINIMAL_OP_YAML, ROOT, write_yaml
-from cutlass_splitk.build import MANIFEST, BuildError, Cutlass, Toolchain, build
+from cutlass_splitk.artifact import MANIFEST
+from cutlass_splitk.build import build
+from cutlass_splitk.toolchain import BuildError, Cutlass, Toolchain
 from cutlass_splitk.cli import main as cli_main
 from cutlass_splitk.config import Config, ConfigError, parse_config
 
@@ -91,10 +93,12 @@ def calls(tc: Toolchain) -> list:
     return out
 
 
-def snapshot(directory: Path) -> dict:
-    """name -> (bytes, mtime_ns) of every file in ``directory`` (recursively)."""
+def snapshot(directory: Path, sources: bool = True) -> dict:
+    """name -> (bytes, mtime_ns) of every file in ``directory`` (recursively); without
+    ``sources``, of the build's products only (not the generated sources under ``src/``)."""
     return {str(p.relative_to(directory)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+            for p in sorted(directory.rglob("*"))
+            if p.is_file() and (sources or p.relative_to(directory).parts[0] != "src")}
 
 
 def temp_files(directory: Path) -> list:
@@ -120,14 +124,14 @@ def assert_consistent(out: Path) -> dict:
 
 @pytest.fixture
 def env(tmp_path):
-    """config (stem "tiny"), generated, out, cache paths, and a working stand-in toolchain."""
+    """config (stem "tiny"), out, cache paths, and a working stand-in toolchain."""
     class Env:
         config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
-        gen, out, cache = tmp_path / "gen", tmp_path / "out", tmp_path / "cache"
+        out, cache = tmp_path / "out", tmp_path / "cache"
         tc = make_nvcc(tmp_path / "good")
 
         def build(self, toolchain=None, **kw):
-            kw = {"out_dir": self.out, "generated_dir": self.gen, "cache_dir": self.cache, "jobs": 2,
+            kw = {"out_dir": self.out, "cache_dir": self.cache, "jobs": 2,
                   "progress": False, "toolchain": toolchain or self.tc, **kw}
             return build(self.config, **kw)
 
@@ -141,7 +145,7 @@ def env(tmp_path):
 def test_failed_compile_names_the_unit_keeps_outputs_and_caches_nothing(env, tmp_path):
     env.build()
     before = snapshot(env.out)
-    assert sorted(before) == ["libtiny_f16.so", MANIFEST]
+    assert sorted(snapshot(env.out, sources=False)) == ["libtiny_f16.so", MANIFEST]
     # Another compiler path (hence other cache keys): the group unit fails after writing half an object.
     bad = make_nvcc(tmp_path / "bad", """\
 case "$src" in
@@ -156,7 +160,7 @@ esac
     message = str(exc)
     assert exc.what == f"nvcc failed on {GROUP_UNIT} (exit code 3)"
     assert message.startswith(f"nvcc failed on {GROUP_UNIT} (exit code 3)\ncommand: {shlex.join(exc.command)}\n")
-    source = (env.gen / "tiny" / GROUP_UNIT).resolve()
+    source = (env.out / "src" / GROUP_UNIT).resolve()
     assert exc.command[0] == str(bad.nvcc) and exc.command[-4:-2] == ["-c", str(source)]
     assert f'stdout: compiling {source}' in exc.log
     assert f'{source}(12): error: identifier "boom" is undefined' in exc.log
@@ -192,7 +196,7 @@ if [ -n "$src" ]; then printf 'the first half of an obj' > "$out"; kill -9 $$; f
     for key in killed:
         assert not entry(env.cache, key).exists()
     assert temp_files(env.cache) == []
-    assert not env.out.exists()  # nothing was linked or written
+    assert [p.name for p in env.out.iterdir()] == ["src"]  # the sources only: nothing was linked or written
 
     make_nvcc(tmp_path / "cuda")  # the same compiler path, working now: the same cache keys
     result = env.build(tc, jobs=1)
@@ -261,10 +265,10 @@ def _build_child(go, report: str, kwargs: dict) -> None:
 def test_concurrent_builds_of_one_output_directory(tmp_path, processes):
     config = write_yaml(tmp_path, TWO_OPS_YAML, "two.yaml")
     tc = make_nvcc(tmp_path / "slow", "sleep 0.5\n")
-    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    out, cache = tmp_path / "out", tmp_path / "cache"
     ctx = multiprocessing.get_context("fork")
     go = ctx.Event()
-    kwargs = dict(config_path=config, out_dir=out, generated_dir=gen, cache_dir=cache, jobs=2,
+    kwargs = dict(config_path=config, out_dir=out, cache_dir=cache, jobs=2,
                   progress=False, toolchain=tc)
     children = [ctx.Process(target=_build_child, args=(go, str(tmp_path / f"report{i}.json"), kwargs))
                 for i in range(processes)]
@@ -287,10 +291,10 @@ def test_concurrent_builds_of_one_output_directory(tmp_path, processes):
     assert all(entry(cache, key, ".so").is_file() for key in links)
     manifest = assert_consistent(out)
     assert sorted(manifest["libraries"]) == ["tiny_bf16", "tiny_f16"]
-    assert sorted(p.name for p in out.iterdir()) == ["libtiny_bf16.so", "libtiny_f16.so", MANIFEST]
-    assert temp_files(cache) == [] and temp_files(out) == [] and temp_files(gen) == []
+    assert sorted(p.name for p in out.iterdir()) == ["libtiny_bf16.so", "libtiny_f16.so", MANIFEST, "src"]
+    assert temp_files(cache) == [] and temp_files(out) == []
     # the result is what a lone build would have produced
-    alone = build(config, out_dir=tmp_path / "alone", generated_dir=gen, cache_dir=cache, progress=False,
+    alone = build(config, out_dir=tmp_path / "alone", cache_dir=cache, progress=False,
                   toolchain=tc)
     assert alone.compiled == 0 and alone.manifest == manifest
 
@@ -345,12 +349,11 @@ def test_output_path_that_is_a_file_raises_an_error_naming_it(env):
 @needs_flock
 def test_cli_reports_an_unwritable_output_path_as_an_error(env, monkeypatch, capsys):
     env.out.write_bytes(b"not a directory")
-    import cutlass_splitk.build as build_module
+    import cutlass_splitk.toolchain as toolchain_module
 
-    monkeypatch.setattr(build_module, "find_nvcc", lambda: env.tc.nvcc)
-    monkeypatch.setattr(build_module, "find_cutlass", lambda: FAKE_CUTLASS)
-    rc = cli_main(["build", str(env.config), "-o", str(env.out), "--generated", str(env.gen),
-                   "--cache", str(env.cache), "-q"])
+    monkeypatch.setattr(toolchain_module, "find_nvcc", lambda: env.tc.nvcc)
+    monkeypatch.setattr(toolchain_module, "find_cutlass", lambda: FAKE_CUTLASS)
+    rc = cli_main(["build", str(env.config), "-o", str(env.out), "--cache", str(env.cache), "-q"])
     assert rc == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and str(env.out) in err
@@ -396,11 +399,11 @@ def test_damaged_library_in_the_output_directory_is_replaced(env, tmp_path, dama
 @needs_flock
 def test_failed_link_leaves_the_previous_libraries_untouched(tmp_path):
     config = write_yaml(tmp_path, TWO_OPS_YAML, "two.yaml")
-    out, gen, cache = tmp_path / "out", tmp_path / "gen", tmp_path / "cache"
+    out, cache = tmp_path / "out", tmp_path / "cache"
     tc = make_nvcc(tmp_path / "cuda")
-    kw = dict(out_dir=out, generated_dir=gen, cache_dir=cache, jobs=2, progress=False, toolchain=tc)
+    kw = dict(out_dir=out, cache_dir=cache, jobs=2, progress=False, toolchain=tc)
     build(config, **kw)
-    before = snapshot(out)
+    before = snapshot(out, sources=False)
     # both ops change; the second op's link fails (the stand-in fails every link after the first)
     write_yaml(tmp_path, TWO_OPS_YAML.replace("stages: [3]", "stages: [4]"), "two.yaml")
     make_nvcc(tmp_path / "cuda", """\
@@ -412,7 +415,7 @@ fi
     with pytest.raises(BuildError) as info:
         build(config, **kw)
     assert info.value.what == "linking libtiny_bf16.so failed (exit code 1)"
-    assert snapshot(out) == before
+    assert snapshot(out, sources=False) == before  # (the sources under src/ are the new config's)
     assert_consistent(out)
 
 

@@ -19,7 +19,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import cutlass_splitk
 from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_VARIANTS
-from cutlass_splitk import codegen
+from cutlass_splitk import artifact
 from cutlass_splitk.config import load_config, parse_config
 from cutlass_splitk.runtime import KernelError, Library, LibraryError, Op, PaddingWarning
 from cutlass_splitk.runtime import abi, dispatch
@@ -41,7 +41,7 @@ def load_error(directory, **kwargs) -> str:
 
 # --- loader errors (no nvcc needed) ------------------------------------------------------------------------
 
-TINY_DESCRIPTION = codegen.describe(parse_config(MINIMAL_OP_YAML, "x.yaml").ops[0])
+TINY_DESCRIPTION = artifact.describe(parse_config(MINIMAL_OP_YAML, "x.yaml").ops[0])
 
 
 def write_built_dir(directory: Path, so_bytes=b"\x7fELF not really", sha=None, manifest_extra=None) -> Path:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict
 
-ABI_VERSION = 1
+from ..artifact import ABI_VERSION
 
 STATUS_NAMES = {
     0: "ok",
@@ -105,3 +105,7 @@ def bind(path: Path, variant_names) -> BoundLibrary:
         run[name] = r
     return BoundLibrary(path, handle, int(handle.cks_abi_version()),
                         handle.cks_describe().decode("utf-8", "replace"), query, run)
+
+
+__all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksQuery", "STATUS_CUDA", "STATUS_INVALID_PROBLEM",
+           "STATUS_NAMES", "bind"]

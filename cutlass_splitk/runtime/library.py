@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from ..hashing import file_sha256
+from ..fsutil import file_sha256
 from ..spec import Activation, BiasMode, DType, EOp, Layout, OpSpec, Permute, SplitMode
 from . import abi, dispatch, tuning
 from .workspace import SCRATCH, Workspace

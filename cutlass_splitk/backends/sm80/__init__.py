@@ -1,0 +1,15 @@
+"""The sm80 backend: CUTLASS 2.x multistage kernels (mma.sync + cp.async) for sm_80 to sm_90,
+serial split-K (our kernel around CUTLASS's main loop) and parallel split-K (GemmUniversal
+partials + the shared reduction).
+
+The backend contract (see ``cutlass_splitk/backends/__init__.py``): ``NAME``,
+``TEMPLATE_DIR``, ``SUPPORTED_ARCHS``, ``DEFAULT_ARCHS``, ``parse_grid`` and ``render_units``.
+"""
+
+from .codegen import TEMPLATE_DIR, render_units
+from .grid import parse_grid
+from .rules import DEFAULT_ARCHS, SUPPORTED_ARCHS
+
+NAME = "sm80"
+
+__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units"]

@@ -1,0 +1,65 @@
+"""The sm80 backend's translation units: one per variant group (an op's variants that differ
+only by split mode), instantiating ``cks::VariantConfig`` and exporting each variant's
+``cks_<variant>_query`` / ``cks_<variant>_run`` through ``SerialGemm`` or ``ParallelGemm``.
+The templates are ``templates/group.cu.in`` and ``templates/entry.cu.in``; the logic they
+instantiate is in ``templates/cks_sm80.cuh`` and the shared headers.
+"""
+
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+from ...spec import ACTIVATION_CPP, BIAS_CPP, DTYPE_CPP, EOP_CPP, PERMUTE_CPP, KernelVariant, Layout, OpSpec, SplitMode
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+MODE_CPP: Dict[SplitMode, str] = {SplitMode.SERIAL: "cks::SerialGemm", SplitMode.PARALLEL: "cks::ParallelGemm"}
+
+
+@lru_cache(maxsize=None)
+def _template(name: str) -> string.Template:
+    return string.Template((TEMPLATE_DIR / name).read_text())
+
+
+def _shape(s: Sequence[int]) -> str:
+    return ", ".join(map(str, s))
+
+
+def render_group(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> str:
+    """The source of one group: ``variants`` share everything but the split mode."""
+    first = variants[0]
+    entries = "".join(
+        _template("entry.cu.in").substitute(variant=v.name, impl=MODE_CPP[v.mode]) for v in variants
+    )
+    return _template("group.cu.in").substitute(
+        stamp=stamp,
+        op=op.name,
+        group=first.group,
+        element=DTYPE_CPP[op.dtype],
+        b_column_major="true" if op.layout is Layout.TN else "false",
+        tile=_shape(first.tile),
+        warp=_shape(first.warp),
+        instruction=_shape(first.instruction),
+        stages=first.stages,
+        alignment=first.alignment,
+        swizzle=first.swizzle,
+        activation=ACTIVATION_CPP[op.epilogue.activation],
+        e_op=EOP_CPP[op.epilogue.e_op],
+        bias=BIAS_CPP[op.epilogue.bias],
+        permute=PERMUTE_CPP[op.epilogue.permute],
+        entry_points=entries,
+    )
+
+
+def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str]]:
+    """(unit name, variant names, source) of each group of ``op``, sorted by group name."""
+    groups: Dict[str, List[KernelVariant]] = {}
+    for v in op.variants:
+        groups.setdefault(v.group, []).append(v)
+    units = []
+    for name in sorted(groups):
+        variants = sorted(groups[name], key=lambda v: v.mode.value)
+        units.append((name, tuple(v.name for v in variants), render_group(op, variants, stamp)))
+    return units
