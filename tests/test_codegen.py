@@ -58,7 +58,7 @@ def test_group_source_instantiation(minimal_config):
     )
     assert expected_config in text
     assert text.count("cks::VariantConfig<") == 1
-    assert '#include "cks_kernels.cuh"' in text
+    assert '#include "cks_sm80.cuh"' in text
     assert f"// op tiny_f16: {MINIMAL_GROUP}\n" in text
     symbols = re.findall(r'extern "C" CKS_EXPORT int (cks_\w+)\(', text)
     assert sorted(symbols) == sorted(f"cks_{v}_{fn}" for v in MINIMAL_VARIANTS for fn in ("query", "run"))
@@ -99,6 +99,8 @@ def test_activation_spellings(activation, cpp):
 def test_library_source_embeds_the_description(minimal_config):
     unit = codegen.render(minimal_config)[1]
     assert unit.text.split("\n", 1)[0] == STAMP_LINE
+    assert '#include "cks_error.cuh"' in unit.text  # the shared templates only: no CUTLASS
+    assert unit.backend == "" and codegen.render(minimal_config)[0].backend == "sm80"
     match = re.search(r'R"cks_json\((.*)\)cks_json"', unit.text, re.S)
     assert match
     (op,) = minimal_config.ops

@@ -1,6 +1,6 @@
 // generated from configs/default.yaml by cutlass-splitk; do not edit
 // op linear_f16: t128x128x64_w64x64x64_i16x8x16_s4_a8_z1
-#include "cks_kernels.cuh"
+#include "cks_sm80.cuh"
 
 namespace {
 using Config = cks::VariantConfig<

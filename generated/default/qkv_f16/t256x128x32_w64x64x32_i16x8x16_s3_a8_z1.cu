@@ -1,6 +1,6 @@
 // generated from configs/default.yaml by cutlass-splitk; do not edit
 // op qkv_f16: t256x128x32_w64x64x32_i16x8x16_s3_a8_z1
-#include "cks_kernels.cuh"
+#include "cks_sm80.cuh"
 
 namespace {
 using Config = cks::VariantConfig<

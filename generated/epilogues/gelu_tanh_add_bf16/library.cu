@@ -1,6 +1,6 @@
 // generated from configs/epilogues.yaml by cutlass-splitk; do not edit
 // op gelu_tanh_add_bf16: library-level entry points
-#include "cks_kernels.cuh"
+#include "cks_error.cuh"
 
 static char const kDescription[] = R"cks_json({"abi_version": 1, "archs": [90], "dtype": "bf16", "epilogue": {"activation": "gelu_tanh", "alpha": true, "beta": false, "bias": "per_col", "e_op": "add", "leaky_slope": 0.01, "permute": "none"}, "layout": "tn", "name": "gelu_tanh_add_bf16", "variants": [{"alignment": 8, "instruction": [16, 8, 16], "mode": "serial", "name": "gelu_tanh_add_bf16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "splits": [1, 3, 8], "stages": 3, "swizzle": 1, "tile": [64, 64, 64], "warp": [32, 32, 64]}, {"alignment": 8, "instruction": [16, 8, 16], "mode": "parallel", "name": "gelu_tanh_add_bf16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "splits": [2, 5, 16], "stages": 3, "swizzle": 1, "tile": [64, 64, 64], "warp": [32, 32, 64]}]})cks_json";
 

@@ -1,6 +1,6 @@
 // generated from configs/epilogues.yaml by cutlass-splitk; do not edit
 // op relu_rowbias_add_f16: t64x64x64_w32x32x64_i16x8x16_s3_a8_z1
-#include "cks_kernels.cuh"
+#include "cks_sm80.cuh"
 
 namespace {
 using Config = cks::VariantConfig<

@@ -1,6 +1,6 @@
 // generated from configs/epilogues.yaml by cutlass-splitk; do not edit
 // op sigmoid_qkv_bf16: library-level entry points
-#include "cks_kernels.cuh"
+#include "cks_error.cuh"
 
 static char const kDescription[] = R"cks_json({"abi_version": 1, "archs": [90], "dtype": "bf16", "epilogue": {"activation": "sigmoid", "alpha": true, "beta": false, "bias": "per_col", "e_op": "none", "leaky_slope": 0.01, "permute": "qkv_split"}, "layout": "tn", "name": "sigmoid_qkv_bf16", "variants": [{"alignment": 8, "instruction": [16, 8, 16], "mode": "serial", "name": "sigmoid_qkv_bf16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "splits": [1, 3, 8], "stages": 3, "swizzle": 1, "tile": [64, 64, 64], "warp": [32, 32, 64]}, {"alignment": 8, "instruction": [16, 8, 16], "mode": "parallel", "name": "sigmoid_qkv_bf16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "splits": [2, 5, 16], "stages": 3, "swizzle": 1, "tile": [64, 64, 64], "warp": [32, 32, 64]}]})cks_json";
 

@@ -1,0 +1,237 @@
+// cutlass-splitk: the fused epilogue every backend and split-K strategy shares,
+//   F = permute( E_op( act( alpha * acc + beta * C + bias ), E ) ),
+// applied to kAlignment-element vectors of accumulators (FusedEpilogue), with the vector
+// loads/stores it uses.
+//
+// FusedEpilogue<Cfg> needs only these members of Cfg: Element (the output type), kAlignment
+// (elements per access), kAct, kEOp, kBias and kPermute.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cutlass/cutlass.h"
+#include "cutlass/array.h"
+#include "cutlass/fast_math.h"
+#include "cutlass/numeric_conversion.h"
+#include "cutlass/numeric_types.h"
+
+#include "cks_error.cuh"
+
+namespace cks {
+
+enum class Act { kIdentity, kRelu, kGelu, kGeluTanh, kSilu, kSigmoid, kLeakyRelu };
+enum class EOp { kNone, kAdd, kMul };
+enum class Bias { kNone, kPerCol, kPerRow };
+enum class Permute { kNone, k0213, k20314 };
+
+// ---------------------------------------------------------------------------------------
+// Activation functions (float in, float out; NaN propagates as in torch.nn.functional)
+// ---------------------------------------------------------------------------------------
+
+template <Act A>
+CUTLASS_DEVICE float activate(float x, float arg) {
+  if constexpr (A == Act::kIdentity) {
+    return x;
+  } else if constexpr (A == Act::kRelu) {
+    return x < 0.f ? 0.f : x;
+  } else if constexpr (A == Act::kGelu) {
+    return 0.5f * x * (1.f + erff(x * 0.70710678118654752440f));
+  } else if constexpr (A == Act::kGeluTanh) {
+    float inner = 0.79788456080286535588f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.f + tanhf(inner));
+  } else if constexpr (A == Act::kSilu) {
+    return x / (1.f + expf(-x));
+  } else if constexpr (A == Act::kSigmoid) {
+    return 1.f / (1.f + expf(-x));
+  } else {  // kLeakyRelu
+    return x < 0.f ? x * arg : x;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Vector memory access
+// ---------------------------------------------------------------------------------------
+
+template <int kBytes> struct VecWord;
+template <> struct VecWord<16> { using type = uint4; };
+template <> struct VecWord<8> { using type = uint2; };
+template <> struct VecWord<4> { using type = uint32_t; };
+template <> struct VecWord<2> { using type = uint16_t; };
+
+// Loads kN elements of T at p (aligned to the whole vector) and converts them to float.
+// kStream uses ld.global.cg: data written by another CTA (serial partials) or read once
+// (parallel partials) bypasses L1.
+template <class T, int kN, bool kStream = false>
+CUTLASS_DEVICE cutlass::Array<float, kN> load_vec(T const* p) {
+  using Word = typename VecWord<int(sizeof(T)) * kN>::type;
+  cutlass::Array<T, kN> raw;
+  Word const* src = reinterpret_cast<Word const*>(p);
+  if constexpr (kStream) {
+    *reinterpret_cast<Word*>(&raw) = __ldcg(src);
+  } else {
+    *reinterpret_cast<Word*>(&raw) = *src;
+  }
+  cutlass::NumericArrayConverter<float, T, kN> convert;
+  return convert(raw);
+}
+
+template <class T, int kN>
+CUTLASS_DEVICE void store_vec(T* p, cutlass::Array<float, kN> const& v) {
+  using Word = typename VecWord<int(sizeof(T)) * kN>::type;
+  cutlass::NumericArrayConverter<T, float, kN, cutlass::FloatRoundStyle::round_to_nearest>
+      convert;
+  cutlass::Array<T, kN> raw = convert(v);
+  *reinterpret_cast<Word*>(p) = *reinterpret_cast<Word const*>(&raw);
+}
+
+// ---------------------------------------------------------------------------------------
+// The fused epilogue, shared by both split-K strategies
+// ---------------------------------------------------------------------------------------
+
+template <class Element>
+struct EpilogueParams {
+  float alpha = 1.f, beta = 0.f, act_arg = 0.f;
+  Element const* c = nullptr;
+  int64_t ldc = 0;
+  Element const* bias = nullptr;
+  Element const* e = nullptr;
+  int64_t lde = 0;
+  Element* d = nullptr;
+  int64_t ldd = 0;
+  int m = 0, n = 0;
+  // Permuted output: rows m = b * S + s; columns n = (t * H + h) * Dh + dd.
+  cutlass::FastDivmod div_s;    // S
+  cutlass::FastDivmod div_dh;   // Dh
+  cutlass::FastDivmod div_hdh;  // H * Dh
+  int perm_b = 1, perm_s = 1, perm_h = 1, perm_dh = 1;
+};
+
+template <class Cfg>
+struct FusedEpilogue {
+  using Element = typename Cfg::Element;
+  using Params = EpilogueParams<Element>;
+  static int const kV = Cfg::kAlignment;
+  using Vec = cutlass::Array<float, kV>;
+
+  // Offset of output element (row, col) in D, permuted or not.
+  CUTLASS_DEVICE static int64_t offset_d(Params const& p, int row, int col) {
+    if constexpr (Cfg::kPermute == Permute::kNone) {
+      return int64_t(row) * p.ldd + col;
+    } else {
+      int b, s, h, dd;
+      p.div_s.fast_divmod(b, s, row);
+      if constexpr (Cfg::kPermute == Permute::k0213) {
+        // (B, S, H, Dh) -> (B, H, S, Dh)
+        p.div_dh.fast_divmod(h, dd, col);
+        return ((int64_t(b) * p.perm_h + h) * p.perm_s + s) * p.perm_dh + dd;
+      } else {
+        // (B, S, 3, H, Dh) -> (3, B, H, S, Dh)
+        int t, rem;
+        p.div_hdh.fast_divmod(t, rem, col);
+        p.div_dh.fast_divmod(h, dd, rem);
+        return (((int64_t(t) * p.perm_b + b) * p.perm_h + h) * p.perm_s + s) * p.perm_dh + dd;
+      }
+    }
+  }
+
+  // alpha * acc + beta * C + bias: the linear part, applied once (first partition).
+  CUTLASS_DEVICE static void add_source(Params const& p, int row, int col, Vec& v) {
+    if (p.beta != 0.f) {
+      Vec c = load_vec<Element, kV>(p.c + int64_t(row) * p.ldc + col);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kV; ++i) v[i] += p.beta * c[i];
+    }
+    if constexpr (Cfg::kBias == Bias::kPerCol) {
+      if (!p.bias) return;  // the bias is optional at call time
+      Vec b = load_vec<Element, kV>(p.bias + col);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kV; ++i) v[i] += b[i];
+    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
+      if (!p.bias) return;
+      float b = float(p.bias[row]);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kV; ++i) v[i] += b;
+    }
+  }
+
+  // act, then E_op: the non-linear part, applied once (last partition).
+  CUTLASS_DEVICE static void finish(Params const& p, int row, int col, Vec& v) {
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < kV; ++i) v[i] = activate<Cfg::kAct>(v[i], p.act_arg);
+    if constexpr (Cfg::kEOp != EOp::kNone) {
+      Vec e = load_vec<Element, kV>(p.e + int64_t(row) * p.lde + col);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kV; ++i) v[i] = (Cfg::kEOp == EOp::kAdd) ? v[i] + e[i] : v[i] * e[i];
+    }
+  }
+
+  // The whole epilogue for one vector of kV accumulator values (unsplit or reduced).
+  CUTLASS_DEVICE static void apply_and_store(Params const& p, int row, int col, Vec v) {
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < kV; ++i) v[i] *= p.alpha;
+    add_source(p, row, col, v);
+    finish(p, row, col, v);
+    store_vec<Element, kV>(p.d + offset_d(p, row, col), v);
+  }
+
+  // Host side: fills the permute divisors and validates the view. Returns an empty string
+  // when the problem is representable.
+  static std::string init_host(Params& p, CksArgs const& a) {
+    p.alpha = a.alpha;
+    p.beta = a.beta;
+    p.act_arg = a.act_arg;
+    p.c = static_cast<Element const*>(a.c);
+    p.ldc = a.ldc;
+    p.bias = static_cast<Element const*>(a.bias);
+    p.e = static_cast<Element const*>(a.e);
+    p.lde = a.lde;
+    p.d = static_cast<Element*>(a.d);
+    p.ldd = a.ldd;
+    p.m = a.m;
+    p.n = a.n;
+    int const bytes = kV * int(sizeof(Element));
+    auto misaligned = [&](char const* what) {
+      return std::string(what) + " must be aligned to " + std::to_string(bytes) +
+             " bytes (" + std::to_string(kV) + " elements) for this variant";
+    };
+    if (a.n % kV) return "N = " + std::to_string(a.n) + " must be a multiple of " + std::to_string(kV);
+    if (p.beta != 0.f) {
+      if (!p.c) return "beta != 0 needs C";
+      if (!aligned(p.c, bytes) || p.ldc % kV) return misaligned("C (pointer and ldc)");
+    }
+    if (Cfg::kBias == Bias::kNone && p.bias) return "this variant has no bias";
+    if (Cfg::kBias == Bias::kPerCol && p.bias && !aligned(p.bias, bytes)) return misaligned("bias");
+    if (Cfg::kEOp != EOp::kNone) {
+      if (!p.e) return "this variant needs E";
+      if (!aligned(p.e, bytes) || p.lde % kV) return misaligned("E (pointer and lde)");
+    }
+    if (!p.d) return "D is null";
+    if (!aligned(p.d, bytes)) return misaligned("D");
+    if (Cfg::kPermute == Permute::kNone) {
+      if (p.ldd % kV || p.ldd < p.n) return misaligned("D's ldd");
+    } else {
+      int const groups = (Cfg::kPermute == Permute::k20314) ? 3 : 1;
+      if (a.permute_s <= 0 || a.m % a.permute_s)
+        return "permute: M = " + std::to_string(a.m) + " is not a multiple of S = " +
+               std::to_string(a.permute_s);
+      if (a.permute_h <= 0 || a.n % (groups * a.permute_h))
+        return "permute: N = " + std::to_string(a.n) + " is not a multiple of " +
+               std::to_string(groups) + " * H = " + std::to_string(groups * a.permute_h);
+      int dh = a.n / (groups * a.permute_h);
+      if (dh % kV)
+        return "permute: head size " + std::to_string(dh) + " must be a multiple of " +
+               std::to_string(kV);
+      p.perm_s = a.permute_s;
+      p.perm_b = a.m / a.permute_s;
+      p.perm_h = a.permute_h;
+      p.perm_dh = dh;
+      p.div_s = cutlass::FastDivmod(a.permute_s);
+      p.div_dh = cutlass::FastDivmod(dh);
+      p.div_hdh = cutlass::FastDivmod(a.permute_h * dh);
+    }
+    return std::string();
+  }
+};
+
+}  // namespace cks

@@ -1,0 +1,74 @@
+// cutlass-splitk: host-side helpers shared by every backend's entry points: the ABI check,
+// selecting the caller's device, raising a kernel's dynamic shared memory limit, the
+// programmatic-dependent-launch setting, and turning a launch's error into a status.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "cks_error.cuh"
+
+namespace cks {
+
+// A caller speaking another ABI gets CKS_ERROR_ABI, never "this variant cannot run".
+inline int check_abi(CksArgs const& a) {
+  if (a.abi_version == CKS_ABI_VERSION) return CKS_OK;
+  return fail(CKS_ERROR_ABI, "ABI version " + std::to_string(a.abi_version) + " != library's " +
+                                 std::to_string(CKS_ABI_VERSION) + ": rebuild the library");
+}
+
+// The library links its own (static) CUDA runtime, whose current device is separate from
+// the caller's: select the caller's device before touching the kernel or the stream.
+inline int select_device(CksArgs const& a) {
+  int current = -1;
+  cudaError_t err = cudaGetDevice(&current);
+  if (err == cudaSuccess && current != a.device) err = cudaSetDevice(a.device);
+  return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
+}
+
+// Raises the kernel's dynamic shared memory limit once per device. The once-per-device flag
+// is one per (Key, kernel type): callers pass their variant's config as Key.
+template <class Key, class KernelFn>
+int configure(KernelFn kernel, int smem_bytes) {
+  static std::atomic<uint64_t> configured{0};
+  if (smem_bytes < (48 << 10)) return CKS_OK;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return cuda_fail(err, "cudaGetDevice");
+  uint64_t bit = uint64_t(1) << (device & 63);
+  if (configured.load() & bit) return CKS_OK;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  if (err != cudaSuccess)
+    return cuda_fail(err, ("cudaFuncSetAttribute(" + std::to_string(smem_bytes) +
+                           " bytes of shared memory)").c_str());
+  configured.fetch_or(bit);
+  return CKS_OK;
+}
+
+// Programmatic dependent launch between a partial GEMM and the reduction: on sm_90+
+// devices unless CUTLASS_SPLITK_PDL=0; CUTLASS_SPLITK_PDL=early also triggers it at the
+// start of every GEMM CTA (read at every launch, for A/B timing and debugging).
+enum class Pdl { kOff, kOn, kEarly };
+inline Pdl pdl_mode(int device) {
+  char const* env = std::getenv("CUTLASS_SPLITK_PDL");
+  std::string const value = env ? env : "";
+  if (value == "0") return Pdl::kOff;
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    cudaGetLastError();  // not sticky; do not let the launch check report it
+    return Pdl::kOff;
+  }
+  if (major < 9) return Pdl::kOff;
+  return value == "early" ? Pdl::kEarly : Pdl::kOn;
+}
+
+inline int launched(char const* what) {
+  cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? CKS_OK : cuda_fail(err, what);
+}
+
+}  // namespace cks

@@ -1,0 +1,118 @@
+// cutlass-splitk: parallel split-K's second kernel, shared by every backend. A GEMM writes
+// float32 partials (slice s of partition s at partials + s * slice_stride, leading dimension
+// ld); reduce_epilogue_kernel sums them and applies the whole FusedEpilogue, including the
+// permuted store, in one pass. launch_reduction() launches it after the GEMM on the same
+// stream, with programmatic dependent launch where pdl_mode() allows.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cutlass/cutlass.h"
+#include "cutlass/array.h"
+
+#include "cks_epilogue.cuh"
+#include "cks_host.cuh"
+
+namespace cks {
+
+// Programmatic dependent launch (sm_90+): the reduction is launched with
+// programmaticStreamSerializationAllowed and waits for the GEMM's memory before reading
+// partials, so its launch overlaps the GEMM's tail. By default the GEMM triggers it
+// implicitly (as its CTAs exit); with CUTLASS_SPLITK_PDL=early every GEMM CTA triggers at
+// its start, so the reduction's CTAs become resident while the last wave runs. Both
+// instructions are no-ops where the launch did not ask for PDL.
+CUTLASS_DEVICE void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+CUTLASS_DEVICE void pdl_wait_primary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Threads along x own one kV-vector of output each and sum its partitions with 16-byte,
+// streamed (evict-first) loads, several partitions in flight. Only where there are too few
+// vectors to fill the GPU do blockDim.y > 1 threads split the partitions between them and
+// meet in shared memory (reduce_threads_y).
+static int const kReduceThreadsX = 64;
+static int const kReduceThreadsYMax = 4;
+static int64_t const kReduceTargetThreads = 65536;
+
+inline int reduce_threads_y(int64_t vectors, int partitions) {
+  int y = 1;
+  while (y < kReduceThreadsYMax && y < partitions && vectors * y < kReduceTargetThreads) y *= 2;
+  return y;
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsYMax)
+    reduce_epilogue_kernel(typename FusedEpilogue<Cfg>::Params p, float const* partials,
+                           int64_t ld, int64_t slice_stride, int slices) {
+  using Epi = FusedEpilogue<Cfg>;
+  static int const kV = Epi::kV;
+  static int const kChunk = kV < 4 ? kV : 4;  // 16-byte loads where the vector allows
+  using Vec = typename Epi::Vec;
+  __shared__ Vec partial_sums[kReduceThreadsYMax - 1][kReduceThreadsX];
+
+  int const vecs_per_row = p.n / kV;
+  int const vec = blockIdx.x * kReduceThreadsX + threadIdx.x;
+  bool const active = vec < p.m * vecs_per_row;
+  int const row = active ? vec / vecs_per_row : 0;
+  int const col = active ? (vec - row * vecs_per_row) * kV : 0;
+  int const ys = blockDim.y;
+
+  pdl_wait_primary();
+  Vec acc;
+  acc.clear();
+  if (active) {
+    float const* src = partials + int64_t(row) * ld + col;
+#pragma unroll 4
+    for (int s = threadIdx.y; s < slices; s += ys) {
+      float const* q = src + s * slice_stride;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kV; i += kChunk) {
+        cutlass::Array<float, kChunk> x = load_vec<float, kChunk, true>(q + i);
+        CUTLASS_PRAGMA_UNROLL
+        for (int j = 0; j < kChunk; ++j) acc[i + j] += x[j];
+      }
+    }
+  }
+  if (threadIdx.y > 0) partial_sums[threadIdx.y - 1][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y > 0 || !active) return;
+  for (int y = 0; y < ys - 1; ++y) {
+    Vec const& other = partial_sums[y][threadIdx.x];
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < kV; ++i) acc[i] += other[i];
+  }
+  Epi::apply_and_store(p, row, col, acc);
+}
+
+// Launches the reduction of ``partitions`` slices of float32 partials into the epilogue of
+// ``a`` on ``stream``, after the GEMM already queued there (with PDL unless pdl is kOff).
+template <class Cfg>
+int launch_reduction(CksArgs const& a, float const* partials, int64_t ld, int64_t slice_stride, int partitions,
+                     cudaStream_t stream, Pdl pdl) {
+  typename FusedEpilogue<Cfg>::Params epi;
+  FusedEpilogue<Cfg>::init_host(epi, a);
+  int64_t const vectors = int64_t(a.m) * (a.n / Cfg::kAlignment);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));
+  config.blockDim = dim3(kReduceThreadsX, reduce_threads_y(vectors, partitions));
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = pdl == Pdl::kOff ? 0 : 1;
+  // A failed launch is also recorded as CUDA's last error; launched() reads and clears it,
+  // as for the other launches, so it cannot surface in a later call.
+  cudaLaunchKernelEx(&config, reduce_epilogue_kernel<Cfg>, epi, partials, ld, slice_stride, partitions);
+  return launched("parallel split-K reduction launch");
+}
+
+}  // namespace cks
