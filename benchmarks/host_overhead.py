@@ -7,25 +7,16 @@ call, device work not awaited (queue kept short by syncing every 50 calls).
 
 import ctypes
 import sys
-import time
 
 import torch
 
 import cutlass_splitk
 from cutlass_splitk.runtime import abi
+from cutlass_splitk.runtime.timing import host_time
 
 
 def per_call(fn, reps=500):
-    fn()
-    torch.cuda.synchronize()
-    total = 0.0
-    for _ in range(reps // 50):
-        start = time.perf_counter()
-        for _ in range(50):
-            fn()
-        total += time.perf_counter() - start
-        torch.cuda.synchronize()
-    return total / (reps // 50 * 50) * 1e6
+    return host_time(fn, reps, sync_every=50)
 
 
 def main(directory):
@@ -42,7 +33,7 @@ def main(directory):
         full = per_call(lambda: op(a, w.t(), split_k=split, mode=mode, **kw))
         kw_alloc = {k: v for k, v in kw.items() if k != "out"}
         alloc = per_call(lambda: op(a, w.t(), split_k=split, mode=mode, **kw_alloc))
-        plan = next(p for key, p in op._plans.items() if key[4] == split and key[5] == mode)
+        plan = next(p for key, p in op.launcher.plans.items() if key.split_k == split and key.mode == mode)
         args = abi.CksArgs(abi_version=abi.ABI_VERSION, m=m, n=n, k=k, split_k=split, permute_s=16, permute_h=32,
                            device=0, a=a.data_ptr(), lda=k, b=w.data_ptr(), ldb=k, bias=bias.data_ptr(),
                            e=e.data_ptr(), lde=n, d=out.data_ptr(), ldd=n, alpha=1.0)

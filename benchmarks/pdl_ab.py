@@ -13,7 +13,8 @@ import sys
 import torch
 
 import cutlass_splitk
-from cutlass_splitk.bench import graph_time, load_shapes, timer
+from cutlass_splitk.bench import load_shapes
+from cutlass_splitk.runtime.timing import flushed_timer, graph_time
 
 
 ROUNDS = 3
@@ -22,7 +23,7 @@ ROUNDS = 3
 def main(directory: str, op_name: str, shapes_file: str = "benchmarks/bench_shapes.yaml") -> None:
     lib = cutlass_splitk.load(directory)
     op = getattr(lib, op_name)
-    bench = timer()
+    bench = flushed_timer()
     dev = lib.device_info(torch.cuda.current_device())
     flags = ("0", "1", "early")
     print(f"{'shape':<20} {'variant / split':<36} " + " ".join(f"{'graph ' + f:>11}" for f in flags) + " "
@@ -30,7 +31,7 @@ def main(directory: str, op_name: str, shapes_file: str = "benchmarks/bench_shap
     for s in load_shapes(shapes_file):
         if s.m * s.n > 1024 * 1024:
             continue
-        a, b, kw = op.random_inputs(s.m, s.n, s.k, view=tuple(s.view))
+        a, b, kw = op.random_inputs(s.m, s.n, s.k, view=s.view_for(op.spec.epilogue.permute))
         out = op(a, b, **kw)
         seen = set()
         for c in op.candidates(s.m, s.n, s.k, dev, mode="parallel")[:3]:

@@ -16,14 +16,10 @@ def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16"):
     m, n, k = int(m), int(n), int(k)
     lib = cutlass_splitk.load(directory)
     op = getattr(lib, op_name)
-    a = torch.randn(m, k, device="cuda", dtype=op.dtype)
-    w = torch.randn(n, k, device="cuda", dtype=op.dtype)
-    bias = torch.randn(n, device="cuda", dtype=op.dtype)
-    e = torch.randn(m, n, device="cuda", dtype=op.dtype)
-    view = (m // 128, 128, n // 128, 128)
+    a, b, kw = op.random_inputs(m, n, k, view=(m // 128, 128, n // 128, 128))
     print(op.candidates(m, n, k, lib.device_info(torch.cuda.current_device()))[0].describe())
     for _ in range(3):
-        op(a, w.t(), bias=bias, e=e, view=view)
+        op(a, b, **kw)
     torch.cuda.synchronize()
 
 

@@ -12,6 +12,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import cutlass_splitk
 from cutlass_splitk.bench import load_shapes
+from cutlass_splitk.runtime.timing import event_times
 
 
 def copy_bandwidth() -> float:
@@ -19,13 +20,8 @@ def copy_bandwidth() -> float:
     dst = torch.empty_like(src)
     for _ in range(3):
         dst.copy_(src)
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(10):
-        dst.copy_(src)
-    e.record()
-    e.synchronize()
-    return 2 * src.numel() * 10 / (s.elapsed_time(e) * 1e-3)
+    (us,) = event_times(lambda: [dst.copy_(src) for _ in range(10)], reps=1)
+    return 2 * src.numel() * 10 / (us * 1e-6)
 
 
 def main(directory: str, op_name: str, shapes_file: str = "benchmarks/bench_shapes.yaml") -> None:
@@ -35,11 +31,7 @@ def main(directory: str, op_name: str, shapes_file: str = "benchmarks/bench_shap
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
     print(f"{'shape':<20} {'split':>5} {'reduce us':>9} {'bytes MB':>8} {'GB/s':>6} {'of copy':>7}")
     for s in load_shapes(shapes_file):
-        a = torch.randn(s.m, s.k, device="cuda", dtype=op.dtype)
-        b = torch.randn(s.n, s.k, device="cuda", dtype=op.dtype).t()
-        bias = torch.randn(s.n, device="cuda", dtype=op.dtype)
-        e = torch.randn(s.m, s.n, device="cuda", dtype=op.dtype)
-        kw = dict(bias=bias, e=e, view=tuple(s.view))
+        a, b, kw = op.random_inputs(s.m, s.n, s.k, view=s.view_for(op.spec.epilogue.permute))
         for split in (4, 16):
             op(a, b, split_k=split, mode="parallel", **kw)
             torch.cuda.synchronize()

@@ -10,6 +10,7 @@ import sys
 import torch
 
 import cutlass_splitk
+from cutlass_splitk.runtime.reference import epilogue, random_inputs
 
 
 def main(directory: str) -> int:
@@ -23,17 +24,10 @@ def main(directory: str) -> int:
         for v in op.spec.variants:
             for (m, n, k, view) in ((37, 72, 1000, (1, 37, 3, 24)), (130, 136, 264, (2, 65, 17, 8))):
                 split = max(v.splits)
-                a = torch.randn(m, k, device="cuda", dtype=op.dtype, generator=g)
-                w = torch.randn(n, k, device="cuda", dtype=op.dtype, generator=g)
-                bias = torch.randn(n, device="cuda", dtype=op.dtype, generator=g)
-                kw = {"bias": bias}
-                ref = torch.nn.functional.gelu(a.double() @ w.double().t() + bias.double())
-                if "permute" in op_name:
-                    e = torch.randn(m, n, device="cuda", dtype=op.dtype, generator=g)
-                    kw.update(e=e, view=view)
-                    ref = (ref * e.double()).reshape(view).permute(0, 2, 1, 3).contiguous()
+                a, b, kw = random_inputs(op.spec, m, n, k, view=view, generator=g)
+                ref = epilogue(op.spec.epilogue, a.double() @ b.double(), **kw)
                 for _ in range(2):  # the second launch reuses the semaphores the first left
-                    out = op(a, w.t(), split_k=split, variant=v.name, **kw)
+                    out = op(a, b, split_k=split, variant=v.name, **kw)
                 torch.cuda.synchronize()
                 err = ((out.double() - ref).norm() / ref.norm()).item()
                 runs += 1

@@ -1,20 +1,21 @@
 """``cutlass-splitk bench``: our op against torch.matmul, the eager chain and torch.compile,
 with the bandwidth/compute floor of each shape. A script, not a test.
 
-Timing: ``triton.testing.do_bench`` (L2 flushed before every run, median) when Triton is
-installed, else CUDA events around each run after writing a 256 MiB buffer to flush L2.
-Both ceilings (device-to-device copy bandwidth, f16 8192^3 matmul rate) are measured at start.
+Timing: ``runtime.timing`` (flushed: ``triton.testing.do_bench`` with L2 flushed before every
+run, median, when Triton is installed, else CUDA events around each run after writing a
+256 MiB buffer to flush L2; graph: CUDA-graph replays; host: Python time per call). The eager
+chain is ``runtime.reference.epilogue`` on torch's product. Both ceilings (device-to-device
+copy bandwidth, f16 8192^3 matmul rate) are measured at start. Imports torch only when run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 
 @dataclass
@@ -23,7 +24,18 @@ class Shape:
     m: int
     n: int
     k: int
-    view: Optional[List[int]] = None
+    view: Optional[List[int]] = None  # (B, S, H, D): M = B * S, N = H * D
+
+    def view_for(self, permute: Any) -> Optional[Tuple[int, ...]]:
+        """The ``view=`` of an op with output permute ``permute`` (a spec.Permute) for this
+        shape: (B, S, H, D) for head_split, (B, S, 3, H / 3, D) for qkv_split (None when the
+        heads do not split into q, k and v), the view as given (or None) otherwise."""
+        if not self.view:
+            return None
+        if permute.value == "qkv_split":
+            bsz, seq, h, d = self.view
+            return (bsz, seq, 3, h // 3, d) if h % 3 == 0 else None
+        return tuple(self.view)
 
 
 @dataclass
@@ -51,81 +63,6 @@ def load_shapes(path: Path) -> List[Shape]:
     return [Shape(s["name"], int(s["m"]), int(s["n"]), int(s["k"]), s.get("view")) for s in doc["shapes"]]
 
 
-def timer(repeat: int = 1) -> Callable[[Callable[[], object]], float]:
-    """Returns f -> microseconds: the median of one timing run (L2 flushed before each call),
-    the smallest of ``repeat`` such medians (host-side jitter, e.g. torch.compile's guards
-    racing the flush, only ever adds time)."""
-    single = _single_timer()
-    return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
-
-
-def _single_timer() -> Callable[[Callable[[], object]], float]:
-    import torch
-
-    try:
-        from triton.testing import do_bench
-
-        return lambda fn: float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
-    except ImportError:
-        flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-
-        def bench(fn: Callable[[], object]) -> float:
-            for _ in range(5):
-                fn()
-            times = []
-            for _ in range(50):
-                flush.zero_()
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                fn()
-                e.record()
-                e.synchronize()
-                times.append(s.elapsed_time(e) * 1e3)
-            return statistics.median(times)
-
-        return bench
-
-
-def graph_time(fn: Callable[[], object], reps: int = 20) -> float:
-    """Median device time of one call, from replays of a CUDA graph of ``reps`` calls: no
-    launch or Python overhead, and no L2 flush between calls (inputs stay L2-warm when they
-    fit)."""
-    import torch
-
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(reps):
-            fn()
-    graph.replay()
-    times = []
-    for _ in range(7):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        graph.replay()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e3 / reps)
-    return statistics.median(times)
-
-
-def cpu_time(fn: Callable[[], object], reps: int = 200) -> float:
-    """Host microseconds per call (the Python dispatch overhead), device work not awaited."""
-    import time
-
-    import torch
-
-    fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    elapsed = time.perf_counter() - start
-    torch.cuda.synchronize()
-    return elapsed / reps * 1e6
-
-
 def ceilings(bench) -> Dict[str, float]:
     import torch
 
@@ -140,32 +77,21 @@ def ceilings(bench) -> Dict[str, float]:
     return {"copy_bytes_per_s": bw, "matmul_flops_per_s": flops}
 
 
-def chain_fn(op, a, b, kw) -> Callable[[], object]:
-    """The same chain in eager torch: addmm/matmul, activation, E op, permute + contiguous."""
+def chain_fn(op, a, b, kw) -> Tuple[Callable[..., object], Dict[str, object]]:
+    """The same chain in eager torch (addmm where the bias folds into it, else matmul and the
+    reference epilogue), and its keyword arguments."""
     import torch
 
-    from .runtime.library import reference_activation, reference_permute
-    from .spec import BiasMode, EOp
+    from .runtime import reference
+    from .spec import BiasMode
 
     ep = op.spec.epilogue
+    view = kw.get("view")
 
     def chain(a, b, bias=None, c=None, e=None, alpha=1.0, beta=0.0):
         if bias is not None and ep.bias is BiasMode.PER_COL and alpha == 1.0 and beta == 0.0:
-            v = torch.addmm(bias, a, b)
-        else:
-            v = torch.matmul(a, b)
-            if alpha != 1.0:
-                v = v * alpha
-            if beta != 0.0:
-                v = v + beta * c
-            if bias is not None:
-                v = v + (bias if ep.bias is BiasMode.PER_COL else bias[:, None])
-        v = reference_activation(v, ep.activation, ep.leaky_slope)
-        if ep.e_op is EOp.ADD:
-            v = v + e
-        elif ep.e_op is EOp.MUL:
-            v = v * e
-        return reference_permute(v, ep.permute, kw.get("view"))
+            return reference.epilogue(ep, torch.addmm(bias, a, b), e=e, view=view)
+        return reference.epilogue(ep, torch.matmul(a, b), alpha=alpha, beta=beta, c=c, bias=bias, e=e, view=view)
 
     args = {k: v for k, v in kw.items() if k != "view"}
     return chain, args
@@ -177,28 +103,25 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
     """Times one op on every shape; ``ceil`` holds the measured ceilings (see ceilings())."""
     import torch
 
-    from .spec import Permute
+    from .runtime.timing import flushed_timer, graph_time, host_time
 
-    bench = timer(repeat)
+    bench = flushed_timer(repeat)
     op = getattr(lib, op_name)
     rows = []
     for i, s in enumerate(shapes):
         print(f"[{i + 1}/{len(shapes)}] {op_name} {s.name} ({s.m}x{s.n}x{s.k})", file=out, flush=True)
         ep = op.spec.epilogue
-        view = tuple(s.view) if s.view else None
-        if ep.permute is Permute.QKV_SPLIT:
-            bsz, seq, h, d = s.view
-            if h % 3:
-                print(f"  skipped: {h} heads do not split into q, k, v", file=out)
-                continue
-            view = (bsz, seq, 3, h // 3, d)
+        view = s.view_for(ep.permute)
+        if ep.permute.value == "qkv_split" and view is None:
+            print(f"  skipped: {s.view[2]} heads do not split into q, k, v", file=out)
+            continue
         a, b, kw = op.random_inputs(s.m, s.n, s.k, view=view)
         out_t = op(a, b, **kw)
         device = lib.device_info(torch.cuda.current_device())
         choice = op.candidates(s.m, s.n, s.k, device)[0].describe()
         ours = bench(lambda: op(a, b, out=out_t, **kw))
         ours_graph = graph_time(lambda: op(a, b, out=out_t, **kw))
-        host = cpu_time(lambda: op(a, b, out=out_t, **kw))
+        host = host_time(lambda: op(a, b, out=out_t, **kw))
         mm = bench(lambda: torch.matmul(a, b))
         chain, args = chain_fn(op, a, b, kw)
         eager = bench(lambda: chain(a, b, **args))
@@ -288,6 +211,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     import torch
 
     from .runtime import load
+    from .runtime.timing import flushed_timer
 
     if not torch.cuda.is_available():
         print("error: bench needs a CUDA GPU", file=sys.stderr)
@@ -301,7 +225,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                                 view=[1, parts[0], parts[1] // 128, 128]))
     else:
         shapes = load_shapes(Path(args.shapes))
-    ceil = ceilings(timer())
+    ceil = ceilings(flushed_timer())
     rows: List[Row] = []
     for dtype in args.dtype:
         rows += bench_op(lib, args.op.format(dtype=dtype), shapes, dtype, not args.no_compile,

@@ -101,20 +101,19 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from .bench import load_shapes
+    from .bench import Shape, load_shapes
 
     lib = _load_library(args.dir, tune_cache=args.cache)
     if lib is None:
         return 1
     if args.shape:
-        shapes = [tuple(int(x) for x in text.split(",")) + (None,) for text in args.shape]
+        shapes = [Shape(text, *(int(x) for x in text.split(","))) for text in args.shape]
     else:
-        shapes = [(s.m, s.n, s.k, s.view) for s in load_shapes(Path(args.shapes))]
+        shapes = load_shapes(Path(args.shapes))
     op = lib.op(args.op)
-    for m, n, k, view in shapes:
-        if op.spec.epilogue.permute.value == "qkv_split" and view is not None:
-            view = (view[0], view[1], 3, view[2] // 3, view[3]) if view[2] % 3 == 0 else None
-        entry = op.tune(m, n, k, view=tuple(view) if view else None, verbose=args.verbose)
+    for s in shapes:
+        m, n, k = s.m, s.n, s.k
+        entry = op.tune(m, n, k, view=s.view_for(op.spec.epilogue.permute), verbose=args.verbose)
         print(f"{args.op} M={m} N={n} K={k}: {entry['variant']} split={entry['split']} {entry['us']:.1f} us")
     print(f"cache: {lib.tune_cache.path}")
     return 0

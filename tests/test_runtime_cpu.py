@@ -22,8 +22,8 @@ from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_VARIANTS
 from cutlass_splitk import artifact
 from cutlass_splitk.config import load_config, parse_config
 from cutlass_splitk.runtime import KernelError, Library, LibraryError, Op, PaddingWarning
-from cutlass_splitk.runtime import abi, dispatch
-from cutlass_splitk.runtime import library as library_module
+from cutlass_splitk.runtime import abi, dispatch, operands, torch_op
+from cutlass_splitk.runtime.platform import CudaPlatform
 
 H = torch.float16
 BF = torch.bfloat16
@@ -314,28 +314,38 @@ class FakeBound:
         return self.error
 
 
-def make_op(name, launches=None, **bound_kwargs):
-    """An Op of ``name`` (from configs/) over a fake library, accepting CPU tensors. With
-    ``launches`` (a list), _launch is replaced by a recorder; otherwise the real dispatch runs
-    against the fake library as if on cuda:0."""
+class FakePlatform(CudaPlatform):
+    """CPU tensors accepted, launched as if on cuda:0 (stream 0) of a modelled H100."""
+
+    accepts_cpu = True
+
+    def current_device(self):
+        return 0
+
+    def device_index(self, device):
+        return 0
+
+    def stream(self, index):
+        return 0
+
+    def device_info(self, index):
+        return FAKE_DEVICE
+
+    def device_key(self, index):
+        return "fake-device"
+
+
+def make_op(name, launches=None, platform=None, **bound_kwargs):
+    """An Op of ``name`` (from configs/) over a fake library, on a FakePlatform by default.
+    With ``launches`` (a list), the launcher's launch is replaced by a recorder of its
+    requests; otherwise the real launcher runs against the fake library."""
     spec = SPECS[name]
-    library = Library(Path("x"), {}, {})
+    library = Library(Path("x"), {}, {}, platform=platform or FakePlatform())
     bound = FakeBound(spec, **bound_kwargs)
     op = Op(library, spec, bound)
     library._ops[name] = op
-    op.require_cuda = False
     if launches is not None:
-        op._launch = lambda *args, **kwargs: launches.append((args, kwargs))
-    else:
-        library.device_info = lambda index: FAKE_DEVICE
-        op._stream = lambda index: 0
-        library.device_key = lambda index: "fake-device"
-        real = op._launch_on
-
-        def launch(o, m, alpha, beta, slope, view, device, split_k, mode, variant):
-            return real(o, m, alpha, beta, slope, view, torch.device("cuda", 0), 0, split_k, mode, variant)
-
-        op._launch = launch
+        op.launcher.launch = launches.append
     return op
 
 
@@ -371,12 +381,13 @@ def test_valid_call_reaches_launch(linear, launches):
     a, b = a_(), w_()
     out = linear(a, b)
     assert out.shape == (M, N) and out.dtype == H
-    (args, kwargs), = launches
-    o, m, alpha, beta, slope, view, device, split_k, mode, variant = args
-    assert (m, o.n, o.k, o.lda, o.ldb, o.ldd) == (M, N, K, K, K, N)
+    (r,) = launches
+    o = r.operands
+    assert (r.m, o.n, o.k, o.lda, o.ldb, o.ldd) == (M, N, K, K, K, N)
     assert o.a is a and o.d is out and o.c is None and o.bias is None
-    assert (alpha, beta, view, device, split_k, mode, variant) == (1.0, 0.0, None, torch.device("cpu"), None, None,
-                                                                   None)
+    assert (r.alpha, r.beta, r.slope, r.view, r.device, r.device_index) == (1.0, 0.0, 0.01, None, torch.device("cpu"), 0)
+    assert (r.split_k, r.mode, r.variant, r.scratch) == (None, None, None, False)
+    assert list(r.pool) == list(linear.spec.variants)
 
 
 def test_signature_keywords():
@@ -404,10 +415,9 @@ def test_non_tensor_arguments(linear):
 
 
 def test_cuda_required_by_default(launches):
-    op = make_op("linear_f16", launches)
-    op.require_cuda = True
+    op = make_op("linear_f16", launches, platform=CudaPlatform())
     assert raises(ValueError, lambda: op(a_(), w_())) == "linear_f16: a must be on a CUDA device, got cpu"
-    assert Op.require_cuda is True
+    assert Library(Path("x"), {}, {}).platform.accepts_cpu is False
 
 
 def test_shape_mismatch(linear):
@@ -501,7 +511,7 @@ def test_permuted_output_shapes(launches):
     out = qkv(a_(), w_(n=3 * N), view=(2, 8, 3, 4, 8))
     assert out.shape == (3, 2, 4, 8, 8)  # (3, B, H, S, D)
     assert len(launches) == 2
-    assert launches[0][0][5] == [2, 8, 4, 8]  # the view reaches the launch
+    assert launches[0].view == [2, 8, 4, 8]  # the view reaches the launch
 
 
 def test_bias_c_e_shapes(linear):
@@ -525,7 +535,7 @@ def test_beta_needs_c(linear):
 
 def test_c_ignored_when_beta_is_zero(linear, launches):
     linear(a_(), w_(), c=torch.randn(M, N, dtype=H))
-    assert launches[0][0][0].c is None
+    assert launches[0].operands.c is None
 
 
 def test_split_k_must_be_a_positive_int(linear):
@@ -566,7 +576,7 @@ def test_out_checks(linear, launches):
 def test_out_may_alias_c_exactly(linear, launches):
     c = torch.randn(M, N, dtype=H)
     assert linear(a_(), w_(), c=c, beta=1.0, out=c) is c
-    assert launches[0][0][0].c is c and launches[0][0][0].d is c
+    assert launches[0].operands.c is c and launches[0].operands.d is c
     big = torch.randn(M + 1, N, dtype=H)
     assert raises(ValueError, lambda: linear(a_(), w_(), c=big[1:], beta=1.0, out=big[:M])) == (
         "linear_f16: out partially overlaps c; out may alias c only exactly (same pointer and strides, "
@@ -576,7 +586,7 @@ def test_out_may_alias_c_exactly(linear, launches):
 def test_out_is_returned(linear, launches):
     out = torch.empty(M, N, dtype=H)
     assert linear(a_(), w_(), out=out) is out
-    assert launches[0][0][0].d is out
+    assert launches[0].operands.d is out
 
 
 # --- empty problems ---------------------------------------------------------------------------------------------
@@ -707,7 +717,7 @@ def test_k0_sigmoid_qkv_split(launches):
     assert not launches
 
 
-# --- dispatch through the fake library (real Op._launch_on, fake cuda:0) ------------------------------------
+# --- dispatch through the fake library (the real launcher, fake cuda:0) ------------------------------------
 
 
 def test_dispatch_runs_the_best_candidate():
@@ -746,7 +756,7 @@ def test_repeated_signature_takes_the_fast_path():
     assert second.shape == first.shape == (2, 2, 8, 16) and second.data_ptr() != first.data_ptr()
     kinds = [kind for kind, _, _ in op.bound.calls]
     assert kinds == ["query", "run", "run", "run"]
-    assert len(op._prepared) == 2
+    assert len(op.prepared) == 2
     full, fast = op.bound.calls[2][2], op.bound.calls[3][2]
     pointers = {"a": a.data_ptr(), "b": b.data_ptr(), "bias": bias.data_ptr(), "e": e.data_ptr(),
                 "d": second.data_ptr()}
@@ -779,7 +789,7 @@ def test_fast_path_rechecks_what_pointers_decide():
     assert raises(ValueError, lambda: op(a, b, out=out, split_k=True)) == \
         "linear_f16: split_k must be a positive int, got True"
     calls = len(op.bound.calls)
-    op._plans.clear()
+    op.launcher.plans.clear()
     op(a, b, out=out, split_k=1)
     assert [kind for kind, _, _ in op.bound.calls[calls:]] == ["query", "run"]
 
@@ -875,9 +885,9 @@ def test_col_major_ld_equals_row_major_ld_of_the_transpose():
     cases += [t.t() for t in cases]
     cases += [torch.empty_strided((3, 4), (s0, s1)) for s0 in (0, 1, 3, 4, 8) for s1 in (0, 1, 3, 4, 8)]
     for t in cases:
-        assert library_module._col_major_ld(t) == library_module._row_major_ld(t.t()), (t.shape, t.stride())
-    assert library_module._col_major_ld(torch.randn(16, 8).t()) == 8
-    assert library_module._col_major_ld(torch.randn(16, 8)) is None
+        assert operands.col_major_ld(t) == operands.row_major_ld(t.t()), (t.shape, t.stride())
+    assert operands.col_major_ld(torch.randn(16, 8).t()) == 8
+    assert operands.col_major_ld(torch.randn(16, 8)) is None
 
 
 def test_scratch_workspace_is_fresh_and_zeroed():
@@ -899,7 +909,7 @@ def test_custom_op_takes_scratch_workspace():
     op = make_op("linear_f16")
     seen = []
     op._call = lambda a, b, kwargs, sig, scratch=False: seen.append((kwargs, sig, scratch)) or a
-    impl = library_module._register_custom_op(op)
+    impl = torch_op.register(op)
     a, b = a_(), w_()
     impl._init_fn(a, b, None, None, None, 1.0, 0.0, None, 0.01, 2, "serial", None)
     (kwargs, sig, scratch), = seen

@@ -35,9 +35,8 @@ but skinny_1024).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from ..spec import DType, KernelVariant, SplitMode
 
@@ -169,3 +168,26 @@ def filter_variants(variants: Sequence[KernelVariant], mode: Optional[SplitMode]
     return [v for v in variants
             if (mode is None or v.mode is mode) and (name is None or v.name == name)
             and (split is None or split in v.splits)]
+
+
+def allowed(op: str, variants: Sequence[KernelVariant], split_k: Any = None, mode: Any = None,
+            variant: Any = None) -> List[KernelVariant]:
+    """The variants of ``op`` a call's ``split_k`` / ``mode`` / ``variant`` allow (None: any).
+    Raises ValueError for an invalid choice or one nothing was built for."""
+    if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int) or split_k < 1):
+        raise ValueError(f"{op}: split_k must be a positive int, got {split_k!r}")
+    mode_enum = None
+    if mode is not None:
+        try:
+            mode_enum = SplitMode(mode)
+        except ValueError:
+            raise ValueError(f"{op}: mode={mode!r} is not one of 'serial', 'parallel'") from None
+    if variant is not None and variant not in {v.name for v in variants}:
+        raise ValueError(f"{op}: variant={variant!r} was not built; built variants: "
+                         + ", ".join(v.name for v in variants))
+    pool = filter_variants(variants, mode_enum, variant, split_k)
+    if not pool:
+        offered = sorted({s for v in filter_variants(variants, mode_enum, variant) for s in v.splits})
+        raise ValueError(f"{op}: split_k={split_k} is not available"
+                         + (f" in mode {mode}" if mode else "") + f"; built split factors: {offered}")
+    return pool

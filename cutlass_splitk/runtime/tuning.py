@@ -1,28 +1,25 @@
 """Measured autotuning with a persistent JSON cache.
 
 Key: device name, CUDA runtime and driver versions, the library's build hash, the op, and
-the problem (M bucketed, N, K, dtype, layout, whether the fast aligned path applies). Value:
-the fastest (variant, split) and its time. The file is written atomically (temp file +
-``os.replace``) under an ``fcntl`` lock, read-modify-write, so two processes can tune at
-once. An unreadable file or an entry naming a variant/split the library does not have is
-ignored with a warning, never trusted.
+the problem (M bucketed, N, K, dtype, layout). Value: the fastest (variant, split) and its
+time. The file is written atomically (temp file + ``os.replace``) under an ``fcntl`` lock,
+read-modify-write, so two processes can tune at once. An unreadable file or an entry naming a
+variant/split the library does not have is ignored with a warning, never trusted.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import fcntl
 import json
 import os
-import statistics
 import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-import torch
+from ..fsutil import atomic_write, locked, user_cache_dir
+from ..spec import OpSpec
+from . import timing
 
 CACHE_VERSION = 1
 
@@ -33,39 +30,12 @@ class TuneCacheWarning(UserWarning):
 
 def default_cache_path() -> Path:
     env = os.environ.get("CUTLASS_SPLITK_TUNE_CACHE")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cutlass-splitk" / "tune.json"
+    return Path(env) if env else user_cache_dir() / "tune.json"
 
 
 def m_bucket(m: int) -> int:
     """M up to 16 exactly, then rounded up to a power of two (decode batch sizes vary)."""
     return m if m <= 16 else 1 << (m - 1).bit_length()
-
-
-def driver_version() -> int:
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-        v = ctypes.c_int()
-        return v.value if lib.cuDriverGetVersion(ctypes.byref(v)) == 0 else 0
-    except OSError:
-        return 0
-
-
-def device_key(index: int) -> str:
-    p = torch.cuda.get_device_properties(index)
-    return f"{p.name}|sm{p.major}{p.minor}|cuda{torch.version.cuda}|driver{driver_version()}"
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 class TuneCache:
@@ -100,35 +70,67 @@ class TuneCache:
 
     def put(self, key: str, value: dict) -> None:
         """Adds one entry, merging with what other processes wrote meanwhile."""
-        with _locked(self.path), self._lock:
+        with locked(self.path.with_name(self.path.name + ".lock")), self._lock:
             entries = self._read()
             entries[key] = value
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1, sort_keys=True))
-            os.replace(tmp, self.path)
+            atomic_write(self.path, json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1, sort_keys=True))
             self._entries = entries
+
+
+class Tuner:
+    """The tuning cache as the ops of one library use it: keys name the device (from
+    ``device_key``) and the library's build, and an entry is used only if it names a
+    (variant, split) the op has. ``autotune``: tune each new problem on its first call."""
+
+    def __init__(self, cache: TuneCache, build_hash: str, device_key: Callable[[int], str], autotune: bool = False):
+        self.cache = cache
+        self.build_hash = build_hash
+        self.device_key = device_key
+        self.autotune = autotune
+
+    def key(self, spec: OpSpec, device: int, m: int, n: int, k: int) -> str:
+        return "|".join([self.device_key(device), self.build_hash, spec.name, f"m{m_bucket(m)}", f"n{n}", f"k{k}",
+                         spec.dtype.value, spec.layout.value])
+
+    def entry(self, spec: OpSpec, device: int, m: int, n: int, k: int) -> Optional[dict]:
+        return self.cache.get(self.key(spec, device, m, n, k))
+
+    def choice(self, spec: OpSpec, device: int, m: int, n: int, k: int) -> Optional[Tuple[str, int]]:
+        """The cached (variant, split) for the problem, if any and if ``spec`` has it."""
+        entry = self.entry(spec, device, m, n, k)
+        if entry is None:
+            return None
+        v = next((v for v in spec.variants if v.name == entry.get("variant")), None)
+        if v is None or entry.get("split") not in v.splits:
+            warnings.warn(f"tuning cache {self.cache.path}: entry for {spec.name} M={m} N={n} K={k} "
+                          f"names {entry.get('variant')!r} split {entry.get('split')!r}, which this library does "
+                          "not have; ignored", TuneCacheWarning, stacklevel=6)
+            return None
+        return v.name, int(entry["split"])
+
+    def record(self, spec: OpSpec, device: int, m: int, n: int, k: int, results: List[Tuple[float, str, int]],
+               inputs: str) -> dict:
+        """Stores the fastest of ``results`` (from :func:`time_candidates`) and returns its entry."""
+        us, name, split = results[0]
+        entry = {"variant": name, "split": split, "us": us, "candidates": len(results), "when": now(),
+                 "inputs": inputs}
+        self.cache.put(self.key(spec, device, m, n, k), entry)
+        return entry
 
 
 def time_candidates(run: Callable[[str, int], None], candidates: Sequence[Tuple[str, int]],
                     warmup: int = 3, reps: int = 10) -> List[Tuple[float, str, int]]:
     """Median microseconds of ``run(variant, split)`` per candidate, fastest first (``run``
-    itself rotates input sets where the caller wants L2 defeated)."""
+    itself rotates input sets where the caller wants L2 defeated). A candidate whose warm-up
+    raises ValueError cannot run the problem and is left out."""
     results = []
     for variant, split in candidates:
         try:
             for _ in range(warmup):
                 run(variant, split)
         except ValueError:
-            continue  # this candidate cannot run the problem
-        times = []
-        for _ in range(reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            run(variant, split)
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e) * 1e3)
-        results.append((statistics.median(times), variant, split))
+            continue
+        results.append((timing.median_time(lambda: run(variant, split), reps), variant, split))
     results.sort()
     return results
 

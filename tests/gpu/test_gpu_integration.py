@@ -159,7 +159,7 @@ def test_repeated_signature_fast_path(lib):
     fresh or poisoned out= buffers, a misaligned pointer (padded again), an out= that
     overlaps an input (rejected again), and c aliasing out exactly (accumulates in place)."""
     op = lib.bias_gelu_mul_permute_f16
-    op._prepared.clear()
+    op.prepared.clear()
     m, n, k, view = 37, 768, 4104, (1, 37, 6, 128)
     for seed in range(3):
         a, w, bias, e = _inputs(m, n, k, 300 + seed)
@@ -168,7 +168,7 @@ def test_repeated_signature_fast_path(lib):
         out = torch.full((1, 6, 37, 128), float("nan"), device="cuda", dtype=torch.float16)
         assert op(a, w.t(), bias=bias, e=e, view=view, out=out) is out
         assert torch.equal(out, got), f"out= differs from the allocated result, seed {seed}"
-    assert len(op._prepared) == 2  # one signature without out=, one with
+    assert len(op.prepared) == 2  # one signature without out=, one with
     big = torch.randn(m, k + 8, device="cuda", dtype=torch.float16)
     shifted = big[:, 1:k + 1]  # same shape and strides as a row-major (m, k + 8) view, pointer off by 2 bytes
     aligned = big[:, :k]

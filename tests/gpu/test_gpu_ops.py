@@ -8,8 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from cutlass_splitk.runtime.library import PaddingWarning, reference_activation, reference_permute  # noqa: E402
-from cutlass_splitk.spec import BiasMode, EOp, Layout, Permute  # noqa: E402
+from cutlass_splitk.runtime import PaddingWarning  # noqa: E402
+from cutlass_splitk.runtime.reference import epilogue, random_inputs  # noqa: E402
+from cutlass_splitk.spec import Permute  # noqa: E402
 
 from gpu_util import op_params  # noqa: E402
 
@@ -33,42 +34,15 @@ def cases(op):
 
 
 def make_inputs(op, m, n, k, view, gen):
-    dt = op.dtype
-    ep = op.spec.epilogue
-    dev = "cuda"
-    a = torch.randn(m, k, device=dev, dtype=dt, generator=gen)
-    if op.spec.layout is Layout.TN:
-        b = torch.randn(n, k, device=dev, dtype=dt, generator=gen).t()  # nn.Linear weight, transposed
-    else:
-        b = torch.randn(k, n, device=dev, dtype=dt, generator=gen)
-    kw = {}
-    if ep.alpha:
-        kw["alpha"] = 0.75
-    if ep.beta:
-        kw["beta"] = -0.5
-        kw["c"] = torch.randn(m, n, device=dev, dtype=dt, generator=gen)
-    if ep.bias is not BiasMode.NONE:
-        kw["bias"] = torch.randn(n if ep.bias is BiasMode.PER_COL else m, device=dev, dtype=dt, generator=gen)
-    if ep.e_op is not EOp.NONE:
-        kw["e"] = torch.randn(m, n, device=dev, dtype=dt, generator=gen)
-    if ep.permute is not Permute.NONE:
-        kw["view"] = view
-    return a, b, kw
+    """Random operands for the op's whole signature, alpha/beta/c included."""
+    return random_inputs(op.spec, m, n, k, view=view, device="cuda", generator=gen, scalars=True)
 
 
 def reference(op, a, b, kw):
-    ep = op.spec.epilogue
-    v = kw.get("alpha", 1.0) * (a.double() @ b.double())
-    if kw.get("beta", 0.0) != 0.0:
-        v = v + kw["beta"] * kw["c"].double()
-    if "bias" in kw:
-        v = v + (kw["bias"].double()[None, :] if ep.bias is BiasMode.PER_COL else kw["bias"].double()[:, None])
-    v = reference_activation(v, ep.activation, ep.leaky_slope)
-    if ep.e_op is EOp.ADD:
-        v = v + kw["e"].double()
-    elif ep.e_op is EOp.MUL:
-        v = v * kw["e"].double()
-    return reference_permute(v, ep.permute, kw.get("view"))
+    """The op's chain in float64 (runtime.reference: the same definition the library's K = 0
+    path and bench use)."""
+    return epilogue(op.spec.epilogue, a.double() @ b.double(), alpha=kw.get("alpha", 1.0), beta=kw.get("beta", 0.0),
+                    c=kw.get("c"), bias=kw.get("bias"), e=kw.get("e"), view=kw.get("view"))
 
 
 def rel_err(out, ref):

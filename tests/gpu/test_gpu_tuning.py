@@ -38,7 +38,7 @@ def test_tune_persists_and_is_used(built, tmp_path):
     out = lib2.linear_bias_gelu_f16(a, w.t())
     ref = torch.nn.functional.gelu(a.double() @ w.double().t())
     assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-2
-    plan = next(iter(lib2.linear_bias_gelu_f16._plans.values()))
+    plan = next(iter(lib2.linear_bias_gelu_f16.launcher.plans.values()))
     assert (plan.variant, plan.split) == (entry["variant"], entry["split"])
 
 
@@ -46,7 +46,7 @@ def test_stale_entry_ignored(built, tmp_path):
     cache = tmp_path / "tune.json"
     lib = cutlass_splitk.load(built, tune_cache=cache)
     op = lib.linear_bias_gelu_f16
-    key = op._tune_key(0, 32, 512, 4096)
+    key = lib.tuner.key(op.spec, 0, 32, 512, 4096)
     cache.write_text(json.dumps({"version": 1, "entries": {key: {"variant": "gone", "split": 3, "us": 1.0,
                                                                   "when": "x"}}}))
     lib = cutlass_splitk.load(built, tune_cache=cache)

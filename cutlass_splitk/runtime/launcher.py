@@ -1,0 +1,234 @@
+"""Running one launch request: the plan cache, the candidate order (tuned choice first, then
+the heuristic's ranking), the library's query and run entry points, and the workspace.
+
+A :class:`Launcher` belongs to one op and is given what it needs as objects (the op's spec,
+its bound library, the workspace, the platform, the tuner); it never calls back into the op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any, Dict, Generic, Hashable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+
+import torch
+
+from ..spec import KernelVariant, OpSpec, Permute
+from . import abi, dispatch, tuning
+from .errors import KernelError
+from .operands import Operands
+from .workspace import SCRATCH, Workspace
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+PLAN_CACHE_SIZE = 4096
+
+
+class BoundedCache(Generic[K, V]):
+    """A memo that empties itself when full: the one eviction rule of the runtime's hot-path
+    memos (plans, candidate pools, call signatures), where a miss costs only a recomputation.
+    ``get`` raises TypeError for an unhashable key, like a dict."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: Dict[K, V] = {}
+
+    def get(self, key: K) -> Optional[V]:
+        return self._items.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        if len(self._items) >= self.size:
+            self._items.clear()
+        self._items[key] = value
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def items(self) -> Iterator[Tuple[K, V]]:
+        return iter(list(self._items.items()))
+
+    def values(self) -> Iterator[V]:
+        return iter(list(self._items.values()))
+
+
+class PlanKey(NamedTuple):
+    device: int
+    m: int
+    n: int
+    k: int
+    split_k: Optional[int]
+    mode: Optional[str]
+    variant: Optional[str]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A dispatch decision and the workspace it needs."""
+
+    variant: str
+    split: int
+    semaphore_bytes: int
+    partial_bytes: int
+
+
+@dataclass
+class Request:
+    """One launch, as the call asked for it."""
+
+    operands: Operands
+    m: int
+    alpha: float
+    beta: float
+    slope: float  # leaky_relu's negative slope
+    view: Any  # the permuted output's view, or None
+    device: torch.device
+    device_index: int
+    pool: Sequence[KernelVariant]  # the variants the call allows (split_k / mode / variant)
+    split_k: Optional[int] = None
+    mode: Optional[str] = None
+    variant: Optional[str] = None
+    scratch: bool = False  # workspace per call (under torch.compile) instead of the cached one
+
+    @property
+    def plan_key(self) -> PlanKey:
+        o = self.operands
+        return PlanKey(self.device_index, self.m, o.n, o.k, self.split_k, self.mode, self.variant)
+
+
+@dataclass(frozen=True)
+class Launched:
+    """What a launch established, for the op's fast path: the plan key and the arguments."""
+
+    plan_key: PlanKey
+    args: abi.CksArgs
+
+
+class Launcher:
+    def __init__(self, spec: OpSpec, bound: abi.BoundLibrary, workspace: Workspace, platform: Any,
+                 tuner: tuning.Tuner):
+        self.spec = spec
+        self.bound = bound
+        self.workspace = workspace
+        self.platform = platform
+        self.tuner = tuner
+        self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
+
+    def arguments(self, r: Request) -> abi.CksArgs:
+        o = r.operands
+        args = abi.CksArgs()
+        args.abi_version = abi.ABI_VERSION
+        args.m, args.n, args.k = r.m, o.n, o.k
+        args.device = r.device_index
+        if self.spec.epilogue.permute is not Permute.NONE:
+            args.permute_s, args.permute_h = r.view[1], r.view[-2]
+        args.a, args.lda = o.a.data_ptr(), o.lda
+        args.b, args.ldb = o.b.data_ptr(), o.ldb
+        args.c, args.ldc = (o.c.data_ptr(), o.ldc) if o.c is not None else (None, 0)
+        args.bias = o.bias.data_ptr() if o.bias is not None else None
+        args.e, args.lde = (o.e.data_ptr(), o.lde) if o.e is not None else (None, 0)
+        args.d, args.ldd = o.d.data_ptr(), o.ldd
+        args.alpha, args.beta, args.act_arg = r.alpha, r.beta, r.slope
+        return args
+
+    def launch(self, r: Request) -> Launched:
+        """Runs ``r`` on the device's current stream: the cached plan of the problem, else the
+        first candidate the library accepts. (The library selects the device itself from
+        ``CksArgs.device``; no device guard is needed.)"""
+        args = self.arguments(r)
+        stream = self.platform.stream(r.device_index)
+        key = r.plan_key
+        plan = self.plans.get(key)
+        if plan is not None:
+            status = self.run(plan, args, r.device, stream, r.scratch)
+            if status == 0:
+                return Launched(key, args)
+            if status != abi.STATUS_INVALID_PROBLEM:
+                raise self.run_error(plan.variant, plan.split, args, status)
+        # First call for this problem (or the cached plan's variant rejected these
+        # pointers): the tuned choice if the cache has one (or autotuning is on), then the
+        # heuristic's ranking; the first candidate the library accepts runs.
+        rejected: List[str] = []
+        for name, split in self._order(r, args, stream):
+            plan = self.query(name, split, args, rejected)
+            if plan is None:
+                continue
+            status = self.run(plan, args, r.device, stream, r.scratch)
+            if status != 0:
+                raise self.run_error(name, split, args, status)
+            self.plans.put(key, plan)
+            return Launched(key, args)
+        o = r.operands
+        raise ValueError(f"{self.spec.name}: no built variant can run M={r.m} N={o.n} K={o.k} "
+                         f"({self.spec.dtype.value}):\n  " + "\n  ".join(sorted(set(rejected))))
+
+    def _order(self, r: Request, args: abi.CksArgs, stream: int) -> List[Tuple[str, int]]:
+        o = r.operands
+        dev = self.platform.device_info(r.device_index)
+        order = [(c.variant.name, c.split) for c in dispatch.rank(r.pool, r.m, o.n, o.k, dev, r.split_k)]
+        if r.split_k is None and r.mode is None and r.variant is None:
+            tuned = self.tuner.choice(self.spec, r.device_index, r.m, o.n, o.k)
+            if tuned is None and self.tuner.autotune:
+                tuned = self._tune_in_place(r, args, stream, order)
+            if tuned is not None:
+                order.insert(0, tuned)
+        return order
+
+    def query(self, name: str, split: int, args: abi.CksArgs, rejected: List[str]) -> Optional[Plan]:
+        """Asks the library whether ``name`` can run ``args`` at ``split``; None if not (the
+        reason appended to ``rejected``)."""
+        args.split_k = split
+        query = abi.CksQuery()
+        status = self.bound.query[name](ctypes.byref(args), ctypes.byref(query))
+        if status == abi.STATUS_INVALID_PROBLEM:
+            rejected.append(f"{name}: {self.bound.last_error()}")
+            return None
+        if status != 0:
+            raise KernelError(f"{self.spec.name}: {name} query failed "
+                              f"({abi.STATUS_NAMES.get(status, status)}): {self.bound.last_error()}")
+        return Plan(name, split, query.semaphore_bytes, query.partial_bytes)
+
+    def run(self, plan: Plan, args: abi.CksArgs, device: torch.device, stream: int, scratch: bool = False) -> int:
+        """Runs ``plan`` with its workspace; returns the library's status."""
+        args.split_k = plan.split
+        ws = SCRATCH if scratch else self.workspace
+        if plan.semaphore_bytes:
+            sem = ws.semaphores(device, stream, plan.semaphore_bytes)
+            args.semaphores, args.semaphore_bytes = sem.data_ptr(), sem.numel() * 4
+        if plan.partial_bytes:
+            part = ws.partials(device, stream, plan.partial_bytes)
+            args.partials, args.partial_bytes = part.data_ptr(), part.numel() * 4
+        return self.bound.run[plan.variant](ctypes.byref(args), ctypes.c_void_p(stream))
+
+    def run_error(self, variant: str, split: int, args: abi.CksArgs, status: int) -> KernelError:
+        return KernelError(f"{self.spec.name}: {variant} (split {split}) failed for M={args.m} N={args.n} "
+                           f"K={args.k}: {abi.STATUS_NAMES.get(status, status)}: {self.bound.last_error()}")
+
+    def _tune_in_place(self, r: Request, args: abi.CksArgs, stream: int,
+                       order: List[Tuple[str, int]]) -> Optional[Tuple[str, int]]:
+        """Times every candidate on the caller's inputs (into a scratch output) and stores
+        the fastest. Used on the first call of a new problem when autotuning is on."""
+        scratch = torch.empty_like(r.operands.d)
+        saved_d = args.d
+        args.d = scratch.data_ptr()
+        plans: Dict[Tuple[str, int], Plan] = {}
+        for name, split in order:
+            plan = self.query(name, split, args, [])
+            if plan is not None:
+                plans[(name, split)] = plan
+
+        def run(name: str, split: int) -> None:
+            if self.run(plans[(name, split)], args, r.device, stream) != 0:
+                raise ValueError(self.bound.last_error())
+
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=r.device)):
+            results = tuning.time_candidates(run, list(plans))
+        args.d = saved_d
+        if not results:
+            return None
+        o = r.operands
+        entry = self.tuner.record(self.spec, r.device_index, r.m, o.n, o.k, results, "caller's")
+        return entry["variant"], entry["split"]

@@ -1,0 +1,88 @@
+"""Timing on the device, written once: CUDA events around calls, CUDA-graph replays, host time
+per call, and the L2-flushed timer of ``cutlass-splitk bench``. Used by tuning, bench and
+``benchmarks/*.py``. All results are microseconds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable, List, Optional
+
+import torch
+
+Fn = Callable[[], object]
+
+
+def event_times(fn: Fn, reps: int, before: Optional[Fn] = None) -> List[float]:
+    """Device microseconds of each of ``reps`` calls of ``fn`` (CUDA events on the current
+    stream around each call; ``before`` runs first, outside the timed region)."""
+    times = []
+    for _ in range(reps):
+        if before is not None:
+            before()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e3)
+    return times
+
+
+def median_time(fn: Fn, reps: int = 10, warmup: int = 0, before: Optional[Fn] = None) -> float:
+    """Median of :func:`event_times` after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    return statistics.median(event_times(fn, reps, before))
+
+
+def graph_time(fn: Fn, reps: int = 20) -> float:
+    """Median device time of one call, from replays of a CUDA graph of ``reps`` calls: no
+    launch or Python overhead, and no L2 flush between calls (inputs stay L2-warm when they
+    fit)."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(reps):
+            fn()
+    graph.replay()
+    return median_time(graph.replay, reps=7) / reps
+
+
+def host_time(fn: Fn, reps: int = 200, sync_every: Optional[int] = None) -> float:
+    """Host microseconds per call (the Python dispatch overhead), device work not awaited;
+    with ``sync_every``, the queue is drained (untimed) every that many calls."""
+    fn()
+    torch.cuda.synchronize()
+    chunk = sync_every or reps
+    total = 0.0
+    done = 0
+    while done + chunk <= reps:
+        start = time.perf_counter()
+        for _ in range(chunk):
+            fn()
+        total += time.perf_counter() - start
+        torch.cuda.synchronize()
+        done += chunk
+    return total / max(done, 1) * 1e6
+
+
+def flushed_timer(repeat: int = 1) -> Callable[[Fn], float]:
+    """Returns f -> microseconds: the median of one timing run with L2 flushed before each
+    call (``triton.testing.do_bench`` when Triton is installed, else CUDA events after writing
+    a 256 MiB buffer), the smallest of ``repeat`` such medians (host-side jitter, e.g.
+    torch.compile's guards racing the flush, only ever adds time)."""
+    try:
+        from triton.testing import do_bench
+
+        def single(fn: Fn) -> float:
+            return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
+    except ImportError:
+        flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+
+        def single(fn: Fn) -> float:
+            return median_time(fn, reps=50, warmup=5, before=flush.zero_)
+
+    return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
