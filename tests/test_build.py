@@ -309,3 +309,75 @@ def test_another_output_dir_compiles_nothing(tiny_build, tmp_path, capsys):
     assert main(["build", str(tiny_build.config), "-o", str(out2), "--cache", str(tiny_build.cache), "-q"]) == 0
     assert re.fullmatch(rf"{re.escape(str(out2))}: 1 libraries \(0 objects compiled, 1 libraries updated\) "
                         r"in [\d.]+s\n", capsys.readouterr().out)
+
+
+# --- a build writes only where it was told (issue 11, build trap 1) ------------------------------------
+
+
+def _tree(directory: Path) -> dict:
+    return {p.relative_to(directory).as_posix(): (p.read_bytes() if p.is_file() else None, p.stat().st_mtime_ns)
+            for p in sorted(directory.rglob("*"))}
+
+
+@pytest.mark.parametrize("how", ["api", "cli"])
+def test_build_from_another_directory_leaves_its_generated_dir_alone(tmp_path, monkeypatch, fake_toolchain, how):
+    # A config named default.yaml built from a checkout-like directory whose generated/default/
+    # holds stamped sources: of configs/default.yaml, of this very config path, and a stale
+    # group of it. A build writes under -o and the cache only.
+    config = write_yaml(tmp_path / "elsewhere", MINIMAL_OP_YAML, "default.yaml")
+    work = tmp_path / "checkout"
+    committed = work / "generated" / "default"
+    for relpath, stamped_by in [("linear_f16/library.cu", "configs/default.yaml"),
+                                ("tiny_f16/library.cu", codegen.display_path(str(config))),
+                                ("tiny_f16/t32x32x64_w32x32x64_i16x8x16_s3_a8_z1.cu", str(config))]:
+        write_yaml(committed, f"// {codegen.stamp(stamped_by)}\n// committed\n", relpath)
+    (work / "configs").mkdir()
+    monkeypatch.chdir(work)
+    before = _tree(work)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    if how == "api":
+        result = build(config, out_dir=out, cache_dir=cache, progress=False, toolchain=fake_toolchain)
+        assert (result.compiled, result.linked) == (2, 1)
+    else:
+        from cutlass_splitk import toolchain
+        from cutlass_splitk.cli import main
+
+        monkeypatch.setattr(toolchain, "find_nvcc", lambda: fake_toolchain.nvcc)
+        monkeypatch.setattr(toolchain, "find_cutlass", lambda: FAKE_CUTLASS)
+        assert main(["build", str(config), "-o", str(out), "--cache", str(cache), "-q"]) == 0
+    assert _tree(work) == before  # nothing written, removed or created in the current directory
+    units = codegen.render(parse_config(MINIMAL_OP_YAML, str(config)))
+    assert sorted(p.relative_to(out / "src").as_posix() for p in (out / "src").rglob("*.cu")) == sorted(
+        u.relpath for u in units)
+    assert sorted(p.name for p in out.iterdir()) == ["libtiny_f16.so", "manifest.json", "src"]
+
+
+# --- the object key covers the template directories (issue 11, build trap 2) ---------------------------
+
+
+def test_editing_any_template_file_recompiles_what_includes_it(tmp_path, fake_toolchain):
+    shared, sm80 = tmp_path / "templates", tmp_path / "sm80"
+    shutil.copytree(TEMPLATES, shared)
+    shutil.copytree(SM80_TEMPLATES, sm80)
+    extra = sm80 / "cks_extra.cuh"
+    extra.write_text("#pragma once\n// version 1\n")
+    umbrella = sm80 / "cks_sm80.cuh"
+    umbrella.write_text(umbrella.read_text() + '#include "cks_extra.cuh"\n')
+    tc = Toolchain(fake_toolchain.nvcc, FAKE_CUTLASS, template_dirs={"": shared, "sm80": sm80})
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
+    kw = dict(out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", progress=False, toolchain=tc)
+
+    assert build(config, **kw).compiled == 2
+    group, library = sorted(_compiles(tc), key=lambda line: "library.cu" in line)
+    assert f"-I{shared} -I{sm80} -I" in group and f"-I{shared} -I/opt/cutlass" in library
+    assert build(config, **kw).compiled == 0
+    extra.write_text("#pragma once\n// version 2\n")  # a header only the umbrella names
+    assert build(config, **kw).compiled == 1  # the group unit; library.cu does not see sm80/
+    assert build(config, **kw).compiled == 0
+    (sm80 / "new_header.cuh").write_text("// a new file in the directory counts too\n")
+    assert build(config, **kw).compiled == 1
+    error_h = shared / "cks_error.cuh"
+    error_h.write_text(error_h.read_text() + "// edited\n")  # the shared templates: every unit
+    assert build(config, **kw).compiled == 2
+    assert build(config, **kw).compiled == 0
+    assert len(_compiles(tc)) == 2 + 1 + 1 + 2
