@@ -115,7 +115,6 @@ def build(
     except OSError as exc:
         raise _output_error(out_dir, exc) from None
     fingerprint = toolchain.fingerprint.encode()
-    archs = {o.name: o.archs for o in config.ops}
     digests = {b: toolchain.templates_digest(b) for b in sorted({u.backend for u in units})}
 
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -127,13 +126,13 @@ def build(
         source = (src_dir / unit.relpath).resolve()
         # The key leaves out where the source and object live: the same text and flags
         # give the same object in any output directory.
-        probe = toolchain.compile_command(Path("SRC.cu"), Path("OUT.o"), archs[unit.op], unit.backend)
+        probe = toolchain.compile_command(Path("SRC.cu"), Path("OUT.o"), unit.targets, unit.backend)
         key = sha256_parts(unit.text.encode(), digests[unit.backend], "\0".join(probe).encode(), fingerprint)
 
         def make(tmp: Path) -> None:
             hint = (f"The generated source is {source}. If the config is valid, this is a bug in "
                     "cutlass-splitk: report it with this log.")
-            run(toolchain.compile_command(source, tmp, archs[unit.op], unit.backend),
+            run(toolchain.compile_command(source, tmp, unit.targets, unit.backend),
                 f"nvcc failed on {unit.relpath}", hint)
             with counter_lock:
                 result.compiled += 1

@@ -43,6 +43,7 @@ class SourceUnit:
     text: str
     variants: Tuple[str, ...]
     backend: str = ""  # the backend whose templates it includes ("": the shared ones only)
+    targets: Tuple[str, ...] = ()  # -gencode targets, e.g. ("80", "90") or ("90a",)
 
 
 def stamp(config_path: str) -> str:
@@ -58,10 +59,10 @@ def display_path(path: str) -> str:
         return p.as_posix()
 
 
-def render_library(op: OpSpec, config_path: str) -> SourceUnit:
+def render_library(op: OpSpec, config_path: str, targets: Tuple[str, ...]) -> SourceUnit:
     description = json.dumps(describe(op), sort_keys=True)
     text = _template("library.cu.in").substitute(stamp=stamp(config_path), op=op.name, description=description)
-    return SourceUnit(op.name, "library", f"{op.name}/library.cu", text, ())
+    return SourceUnit(op.name, "library", f"{op.name}/library.cu", text, (), targets=targets)
 
 
 def render(config: "Config") -> List[SourceUnit]:
@@ -70,9 +71,10 @@ def render(config: "Config") -> List[SourceUnit]:
     units: List[SourceUnit] = []
     for op in config.ops:
         backend = backends.for_op(op)
+        targets = backend.targets(op)
         for name, variants, text in backend.render_units(op, stamp(path)):
-            units.append(SourceUnit(op.name, name, f"{op.name}/{name}.cu", text, variants, backend.NAME))
-        units.append(render_library(op, path))
+            units.append(SourceUnit(op.name, name, f"{op.name}/{name}.cu", text, variants, backend.NAME, targets))
+        units.append(render_library(op, path, targets))
     return units
 
 

@@ -135,11 +135,12 @@ class Toolchain:
                     parts += [p.relative_to(d).as_posix().encode(), p.read_bytes()]
         return sha256_parts(*parts).encode()
 
-    def compile_command(self, source: Path, output: Path, archs: Sequence[int], backend: str = "") -> List[str]:
+    def compile_command(self, source: Path, output: Path, targets: Sequence[str], backend: str = "") -> List[str]:
+        """``targets``: the unit's -gencode targets, e.g. ("80", "90") or ("90a",)."""
         cmd = [str(self.nvcc), "-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr",
                "-Xcompiler=-fPIC,-fvisibility=hidden", "-Xcudafe", "--diag_suppress=177"]
-        for arch in archs:
-            cmd += [f"-gencode=arch=compute_{arch},code=sm_{arch}"]
+        for target in targets:
+            cmd += [f"-gencode=arch=compute_{target},code=sm_{target}"]
         cmd += [f"-I{d}" for d in self.include_dirs(backend)]
         cmd += [f"-I{self.cutlass.include}", f"-I{self.cutlass.util_include}"]
         cmd += list(self.extra_flags)

@@ -6,10 +6,10 @@ The backend contract (see ``cutlass_splitk/backends/__init__.py``): ``NAME``,
 ``TEMPLATE_DIR``, ``SUPPORTED_ARCHS``, ``DEFAULT_ARCHS``, ``parse_grid`` and ``render_units``.
 """
 
-from .codegen import TEMPLATE_DIR, render_units
+from .codegen import TEMPLATE_DIR, render_units, targets
 from .grid import parse_grid
 from .rules import DEFAULT_ARCHS, SUPPORTED_ARCHS
 
 NAME = "sm80"
 
-__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units"]
+__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units", "targets"]

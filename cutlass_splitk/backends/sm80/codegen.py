@@ -53,6 +53,11 @@ def render_group(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> s
     )
 
 
+def targets(op: OpSpec) -> Tuple[str, ...]:
+    """-gencode targets of the op's sm80 units: the op's ``arch:`` list."""
+    return tuple(str(a) for a in op.archs)
+
+
 def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str]]:
     """(unit name, variant names, source) of each group of ``op``, sorted by group name."""
     groups: Dict[str, List[KernelVariant]] = {}
