@@ -151,7 +151,7 @@ def make_parser() -> argparse.ArgumentParser:
     e.add_argument("n", type=int)
     e.add_argument("k", type=int)
     e.add_argument("--split-k", type=int)
-    e.add_argument("--mode", choices=["serial", "parallel"])
+    e.add_argument("--mode", choices=["serial", "parallel", "stream_k"])
     e.add_argument("--top", type=int, default=5)
     e.add_argument("--sms", type=int, help="model a device with this many SMs instead of the current GPU")
     e.add_argument("--device-name", default="NVIDIA H100 80GB HBM3")

@@ -70,11 +70,12 @@ def render(config: "Config") -> List[SourceUnit]:
     path = display_path(config.path)
     units: List[SourceUnit] = []
     for op in config.ops:
-        backend = backends.for_op(op)
-        targets = backend.targets(op)
-        for name, variants, text in backend.render_units(op, stamp(path)):
-            units.append(SourceUnit(op.name, name, f"{op.name}/{name}.cu", text, variants, backend.NAME, targets))
-        units.append(render_library(op, path, targets))
+        for backend in backends.used_by(op):
+            targets = backend.targets(op)
+            for name, variants, text in backend.render_units(op, stamp(path)):
+                units.append(SourceUnit(op.name, name, f"{op.name}/{name}.cu", text, variants, backend.NAME, targets))
+        # library.cu holds no device code: any target compiles it; the op's first one is used.
+        units.append(render_library(op, path, backends.used_by(op)[0].targets(op)))
     return units
 
 

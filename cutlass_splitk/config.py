@@ -179,18 +179,35 @@ def _parse_epilogue(r: Reader, value: Any, path: FieldPath) -> EpilogueSpec:
     )
 
 
-def _parse_variants(r: Reader, backend: ModuleType, op: str, dtype: DType, layout: Layout, archs: Tuple[int, ...],
-                    value: Any, path: FieldPath, pruned: List[Pruned]) -> Tuple[KernelVariant, ...]:
-    """The op's ``variants:``: one grid, or a list of grids (their union), each expanded and
-    pruned by ``backend``. Pruned grid points are appended to ``pruned``."""
+def _grids(r: Reader, value: Any, path: FieldPath) -> List[Tuple[Any, FieldPath, ModuleType]]:
+    """The op's ``variants:`` as (grid, path, backend): one grid, or a list of grids (their
+    union). Each grid names its backend with ``backend:`` (default sm80); the key is taken
+    out before the backend reads the grid."""
     if not isinstance(value, list):
-        grids = [(value, path + ("variants",))]
+        items = [(value, path + ("variants",))]
     elif not value:
         raise r.doc.error(path + ("variants",), "empty grid: give a grid mapping or a list of them")
     else:
-        grids = [(grid, path + ("variants", i)) for i, grid in enumerate(value)]
+        items = [(grid, path + ("variants", i)) for i, grid in enumerate(value)]
+    out = []
+    for grid, grid_path in items:
+        name = backends.DEFAULT_BACKEND
+        if isinstance(grid, dict) and "backend" in grid:
+            name = grid["backend"]
+            if not isinstance(name, str) or name not in backends.BACKENDS:
+                raise r.doc.error(grid_path + ("backend",), f"invalid value {name!r}; valid values: "
+                                  + ", ".join(backends.BACKENDS))
+            grid = {k: v for k, v in grid.items() if k != "backend"}
+        out.append((grid, grid_path, backends.BACKENDS[name]))
+    return out
+
+
+def _parse_variants(r: Reader, op: str, dtype: DType, layout: Layout, archs: Tuple[int, ...],
+                    grids: List[Tuple[Any, FieldPath, ModuleType]], pruned: List[Pruned]) -> Tuple[KernelVariant, ...]:
+    """Every grid expanded and pruned by its backend; pruned grid points are appended to
+    ``pruned``."""
     found: List[KernelVariant] = []
-    for grid, grid_path in grids:
+    for grid, grid_path, backend in grids:
         variants, dropped = backend.parse_grid(r, grid, grid_path, op=op, dtype=dtype, layout=layout, archs=archs)
         pruned.extend(Pruned(op, name, reason) for name, reason in dropped)
         if not variants:
@@ -217,6 +234,7 @@ def parse_config(text: str, file: str) -> Config:
         raise doc.error(("ops",), "empty grid: define at least one op")
     ops: List[OpSpec] = []
     pruned: List[Pruned] = []
+    sm80 = backends.BACKENDS["sm80"]
     for name, op_value in ops_value.items():
         path: FieldPath = ("ops", name)
         if not OP_NAME_RE.fullmatch(name):
@@ -225,11 +243,17 @@ def parse_config(text: str, file: str) -> Config:
         op = r.mapping(op_value, path, OP_KEYS, required=("dtype", "variants"))
         dtype = r.enum(op["dtype"], path + ("dtype",), DType)
         layout = r.enum(op["layout"], path + ("layout",), Layout) if "layout" in op else Layout.TN
-        backend = backends.BACKENDS[backends.DEFAULT_BACKEND]  # the only one, until a key chooses
-        archs = tuple(sorted(r.int_list(op.get("arch", list(backend.DEFAULT_ARCHS)), path + ("arch",), 0, 1000,
-                                        backend.SUPPORTED_ARCHS)))
         epilogue = _parse_epilogue(r, op.get("epilogue"), path + ("epilogue",))
-        variants = _parse_variants(r, backend, name, dtype, layout, archs, op["variants"], path, pruned)
+        grids = _grids(r, op["variants"], path)
+        # arch: the -gencode targets of the sm80 grids (sm90 grids always build for sm_90a).
+        archs: Tuple[int, ...] = ()
+        if any(backend is sm80 for _, _, backend in grids):
+            archs = tuple(sorted(r.int_list(op.get("arch", list(sm80.DEFAULT_ARCHS)), path + ("arch",), 0, 1000,
+                                            sm80.SUPPORTED_ARCHS)))
+        elif "arch" in op:
+            raise doc.error(path + ("arch",), "arch chooses the targets of sm80 grids, and this op has none "
+                                              "(sm90 grids always build for sm_90a): remove it")
+        variants = _parse_variants(r, name, dtype, layout, archs, grids, pruned)
         ops.append(OpSpec(name, dtype, layout, epilogue, archs, variants))
     return Config(file, tuple(ops), tuple(pruned))
 

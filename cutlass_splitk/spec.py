@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, Tuple
+from typing import Dict, Tuple, Union
 
 
 class DType(enum.Enum):
@@ -27,8 +27,21 @@ class Layout(enum.Enum):
 
 
 class SplitMode(enum.Enum):
-    SERIAL = "serial"  # in-kernel semaphore reduction (GemmSplitKSerial semantics)
+    SERIAL = "serial"  # in-kernel reduction of the K partitions, in K order
     PARALLEL = "parallel"  # float32 partials + reduction kernel that owns the epilogue
+    STREAM_K = "stream_k"  # sm90: data-parallel tiles plus stream-K work units (split factor 1)
+
+
+class Backend(enum.Enum):
+    SM80 = "sm80"  # CUTLASS 2.x: mma.sync + cp.async, runs on sm_80 and newer
+    SM90 = "sm90"  # CUTLASS 3.x: TMA + wgmma, built for sm_90a (Hopper only)
+
+
+class Schedule(enum.Enum):
+    """sm90 kernel schedules (CUTLASS ``KernelTmaWarpSpecialized*``)."""
+
+    COOPERATIVE = "cooperative"  # two consumer warpgroups share one tile; takes split-K / stream-K
+    PINGPONG = "pingpong"  # consumer warpgroups alternate tiles; epilogue overlaps the main loop
 
 
 class Activation(enum.Enum):
@@ -116,60 +129,106 @@ class EpilogueSpec:
         }
 
 
+def _dims(shape: Tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
+
+
+@dataclass(frozen=True, order=True)
+class Sm80Params:
+    """The sm80 backend's template parameters beyond the tile: CUTLASS 2.x warp tile,
+    mma.sync instruction shape, cp.async pipeline depth and threadblock swizzle."""
+
+    warp: Shape3
+    instruction: Shape3
+    stages: int
+    swizzle: int
+
+    BACKEND = Backend.SM80
+
+    def tag(self, tile: Shape3, alignment: int) -> str:
+        return (f"t{_dims(tile)}_w{_dims(self.warp)}_i{_dims(self.instruction)}_s{self.stages}"
+                f"_a{alignment}_z{self.swizzle}")
+
+    def warp_count(self, tile: Shape3) -> int:
+        return warp_count(tile, self.warp)
+
+    def smem_bytes(self, tile: Shape3, dtype: DType) -> int:
+        """Main-loop shared memory: stages x (A tile + B tile)."""
+        m, n, k = tile
+        return self.stages * (m * k + n * k) * DTYPE_BYTES[dtype]
+
+    def to_json(self) -> dict:
+        return {"warp": list(self.warp), "instruction": list(self.instruction), "stages": self.stages,
+                "swizzle": self.swizzle}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Sm80Params":
+        return cls(tuple(d["warp"]), tuple(d["instruction"]), int(d["stages"]), int(d["swizzle"]))
+
+
+@dataclass(frozen=True, order=True)
+class Sm90Params:
+    """The sm90 backend's template parameters beyond the tile: thread-block cluster (M, N),
+    kernel schedule, and the TMA pipeline depth (0: as many stages as shared memory holds)."""
+
+    cluster: Tuple[int, int]
+    schedule: Schedule
+    stages: int
+
+    BACKEND = Backend.SM90
+    SCHEDULE_TAG = {Schedule.COOPERATIVE: "coop", Schedule.PINGPONG: "pp"}
+
+    def tag(self, tile: Shape3, alignment: int) -> str:
+        stages = str(self.stages) if self.stages else "auto"
+        return (f"sm90_t{_dims(tile)}_c{_dims(self.cluster)}_{self.SCHEDULE_TAG[self.schedule]}"
+                f"_s{stages}_a{alignment}")
+
+    def to_json(self) -> dict:
+        return {"cluster": list(self.cluster), "schedule": self.schedule.value, "stages": self.stages}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Sm90Params":
+        return cls(tuple(d["cluster"]), Schedule(d["schedule"]), int(d["stages"]))
+
+
+BackendParams = Union[Sm80Params, Sm90Params]
+PARAMS: Dict[Backend, type] = {Backend.SM80: Sm80Params, Backend.SM90: Sm90Params}
+
+
 @dataclass(frozen=True, order=True)
 class KernelVariant:
-    """One CUTLASS instantiation of one op."""
+    """One CUTLASS instantiation of one op: the backend-independent part (op, split mode,
+    tile, alignment, accepted split factors) and the backend's own parameters."""
 
     op: str
     mode: SplitMode
     tile: Shape3
-    warp: Shape3
-    instruction: Shape3
-    stages: int
     alignment: int
-    swizzle: int
+    params: BackendParams
     splits: Tuple[int, ...] = field(compare=False)
 
     @property
+    def backend(self) -> Backend:
+        return self.params.BACKEND
+
+    @property
     def name(self) -> str:
-        t, w, i = ("x".join(map(str, s)) for s in (self.tile, self.warp, self.instruction))
-        return (
-            f"{self.op}_{self.mode.value}_t{t}_w{w}_i{i}_s{self.stages}"
-            f"_a{self.alignment}_z{self.swizzle}"
-        )
+        return f"{self.op}_{self.mode.value}_{self.group}"
 
     @property
     def group(self) -> str:
         """Variants of one op that differ only by split mode compile as one unit."""
-        t, w, i = ("x".join(map(str, s)) for s in (self.tile, self.warp, self.instruction))
-        return f"t{t}_w{w}_i{i}_s{self.stages}_a{self.alignment}_z{self.swizzle}"
-
-    @property
-    def warp_count(self) -> int:
-        return warp_count(self.tile, self.warp)
-
-    def smem_bytes(self, dtype: DType) -> int:
-        """Main-loop shared memory: stages x (A tile + B tile)."""
-        m, n, k = self.tile
-        return self.stages * (m * k + n * k) * DTYPE_BYTES[dtype]
+        return self.params.tag(self.tile, self.alignment)
 
     def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "mode": self.mode.value,
-            "tile": list(self.tile),
-            "warp": list(self.warp),
-            "instruction": list(self.instruction),
-            "stages": self.stages,
-            "alignment": self.alignment,
-            "swizzle": self.swizzle,
-            "splits": list(self.splits),
-        }
+        return {"name": self.name, "backend": self.backend.value, "mode": self.mode.value,
+                "tile": list(self.tile), "alignment": self.alignment, **self.params.to_json(),
+                "splits": list(self.splits)}
 
     @classmethod
     def from_json(cls, op: str, d: dict) -> "KernelVariant":
-        v = cls(op, SplitMode(d["mode"]), tuple(d["tile"]), tuple(d["warp"]), tuple(d["instruction"]),
-                int(d["stages"]), int(d["alignment"]), int(d["swizzle"]), tuple(d["splits"]))
+        params = PARAMS[Backend(d["backend"])].from_json(d)
+        v = cls(op, SplitMode(d["mode"]), tuple(d["tile"]), int(d["alignment"]), params, tuple(d["splits"]))
         if v.name != d["name"]:
             raise ValueError(f"variant name {d['name']!r} does not match its parameters ({v.name!r})")
         return v

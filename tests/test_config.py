@@ -22,6 +22,7 @@ from cutlass_splitk.spec import (
     KernelVariant,
     Layout,
     Permute,
+    Sm80Params,
     SplitMode,
 )
 
@@ -58,7 +59,7 @@ def test_minimal_config_parses_to_the_expected_model():
     assert op.dtype is DType.F16 and op.layout is Layout.TN and op.archs == (90,)
     assert op.epilogue == EpilogueSpec()  # all defaults
     assert op.epilogue.alpha is True and op.epilogue.beta is False
-    common = dict(tile=(64, 64, 64), warp=(32, 32, 64), instruction=(16, 8, 16), stages=3, alignment=8, swizzle=1)
+    common = dict(tile=(64, 64, 64), alignment=8, params=Sm80Params((32, 32, 64), (16, 8, 16), 3, 1))
     assert op.variants == (
         KernelVariant("tiny_f16", SplitMode.SERIAL, splits=(1, 2), **common),
         KernelVariant("tiny_f16", SplitMode.PARALLEL, splits=(2, 4), **common),
@@ -337,7 +338,7 @@ def test_explicit_warps_are_used():
     text = MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [128, 64, 64]]").replace(
         "      stages: [3]\n", "      warp: [[64, 32, 64], [64, 64, 64]]\n      stages: [3]\n")
     op = parse_config(text, "x.yaml").ops[0]
-    assert sorted({(v.tile, v.warp) for v in op.variants}) == [
+    assert sorted({(v.tile, v.params.warp) for v in op.variants}) == [
         ((64, 64, 64), (64, 32, 64)), ((128, 64, 64), (64, 64, 64))]
 
 
@@ -347,7 +348,7 @@ def test_two_tiles_may_share_a_warp_shape():
     text = MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [64, 128, 64]]").replace(
         "      stages: [3]\n", "      warp: [[32, 32, 64], [32, 32, 64]]\n      stages: [3]\n")
     op = parse_config(text, "x.yaml").ops[0]
-    assert sorted({(v.tile, v.warp) for v in op.variants}) == [
+    assert sorted({(v.tile, v.params.warp) for v in op.variants}) == [
         ((64, 64, 64), (32, 32, 64)), ((64, 128, 64), (32, 32, 64))]
 
 
@@ -359,7 +360,7 @@ def test_instruction_shape_must_match_dtype():
 
 def test_explicit_instruction_shape_is_used():
     op = parse_config(with_variant_lines("      instruction: [16, 8, 8]\n"), "x.yaml").ops[0]
-    assert {v.instruction for v in op.variants} == {(16, 8, 8)}
+    assert {v.params.instruction for v in op.variants} == {(16, 8, 8)}
     assert op.variants[0].name == "tiny_f16_serial_t64x64x64_w32x32x64_i16x8x8_s3_a8_z1"
 
 
@@ -418,7 +419,7 @@ def test_tiles_the_epilogue_cannot_spread_are_pruned():
     8 warps has no row iteration (compile error), a 64x64 one over 4 warps does."""
     text = with_variant_lines("      warp: [[16, 16, 64], [32, 32, 64]]\n")
     config = parse_config(text.replace("tile: [[64, 64, 64]]", "tile: [[32, 64, 64], [64, 64, 64]]"), "x.yaml")
-    assert {(v.tile, v.warp) for v in config.ops[0].variants} == {((64, 64, 64), (32, 32, 64))}
+    assert {(v.tile, v.params.warp) for v in config.ops[0].variants} == {((64, 64, 64), (32, 32, 64))}
     assert {p.reason for p in config.pruned} == {
         "CUTLASS's epilogue cannot spread the 32x64 output tile over 8 warps (warp [16, 16, 64]): "
         "use a wider tile or fewer warps"}
@@ -750,10 +751,10 @@ ops:
     (op,) = config.ops
     assert config.pruned == ()
     assert len(op.variants) == 2 * 2 * 2 * 2 * 2
-    got = {(v.tile, v.warp, v.stages, v.alignment, v.swizzle, v.mode) for v in op.variants}
+    got = {(v.tile, v.params.warp, v.params.stages, v.alignment, v.params.swizzle, v.mode) for v in op.variants}
     want = set()
     for (tile, warp), st_, al, sw, mode in itertools.product(
-            [((64, 64, 64), (32, 32, 64)), ((128, 128, 32), (64, 64, 32))], [3, 4], [8, 4], [1, 2], SplitMode):
+            [((64, 64, 64), (32, 32, 64)), ((128, 128, 32), (64, 64, 32))], [3, 4], [8, 4], [1, 2], (SplitMode.SERIAL, SplitMode.PARALLEL)):
         want.add((tile, warp, st_, al, sw, mode))
     assert got == want
     assert len({v.name for v in op.variants}) == 32
@@ -785,8 +786,8 @@ def test_auto_warp(tile, warp):
 
 def test_auto_warp_large_tile_gets_eight_warps():
     op = parse_config(MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[256, 128, 32]]"), "x.yaml").ops[0]
-    assert {v.warp for v in op.variants} == {(64, 64, 32)}
-    assert {v.warp_count for v in op.variants} == {8}
+    assert {v.params.warp for v in op.variants} == {(64, 64, 32)}
+    assert {v.params.warp_count(v.tile) for v in op.variants} == {8}
     assert op.variants[0].name == "tiny_f16_serial_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1"
 
 
@@ -847,15 +848,15 @@ def test_default_config():
         assert o.archs == tuple(sorted(raw[o.name]["arch"]))
         expected = _expected_variants(raw[o.name]["variants"])
         assert len(o.variants) == len(expected)
-        assert {(v.mode, v.tile, v.warp, v.stages): v.splits for v in o.variants} == expected
-        assert {(v.instruction, v.alignment, v.swizzle) for v in o.variants} == {((16, 8, 16), 8, 1)}
+        assert {(v.mode, v.tile, v.params.warp, v.params.stages): v.splits for v in o.variants} == expected
+        assert {(v.params.instruction, v.alignment, v.params.swizzle) for v in o.variants} == {((16, 8, 16), 8, 1)}
         # every shape is built in both split modes (one translation unit per group)
         groups = {v.group for v in o.variants}
         assert len(o.variants) == 2 * len(groups)
         for v in o.variants:
             assert v.splits == ((1, 2, 4, 8, 16) if v.mode is SplitMode.SERIAL else (2, 4, 8, 16, 32))
     # every op is built with the same grid
-    shapes = {o.name: sorted((v.mode.value, v.tile, v.warp, v.stages) for v in o.variants) for o in config.ops}
+    shapes = {o.name: sorted((v.mode.value, v.tile, v.params.warp, v.params.stages) for v in o.variants) for o in config.ops}
     assert len({tuple(s) for s in shapes.values()}) == 1
 
 

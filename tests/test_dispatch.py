@@ -10,7 +10,7 @@ from cks_testutil import CONFIGS
 from cutlass_splitk.config import load_config, parse_config
 from cutlass_splitk.runtime import dispatch
 from cutlass_splitk.runtime.dispatch import DeviceInfo, filter_variants, k_partitions, rank
-from cutlass_splitk.spec import DType, KernelVariant, SplitMode
+from cutlass_splitk.spec import DType, KernelVariant, Sm80Params, SplitMode
 
 # An H100 SXM as DeviceInfo.from_properties models it (132 SMs, 3.0 TB/s, 2.95 TFLOP/s per SM).
 DEVICE = DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)
@@ -247,26 +247,26 @@ def test_occupancy_and_tile_efficiency():
 
 
 def test_occupancy_limited_by_shared_memory_or_registers():
-    big = {(v.tile, v.warp): v for v in BIG if v.mode is SplitMode.SERIAL}
+    big = {(v.tile, v.params.warp): v for v in BIG if v.mode is SplitMode.SERIAL}
     # 128x128x64, 4 stages: 128 KiB of shared memory -> 1 CTA (registers would allow 2)
     v = big[((128, 128, 64), (64, 64, 64))]
-    assert v.smem_bytes(DType.F16) == 131072 and dispatch.SMEM_PER_SM // 131072 == 1
+    assert v.params.smem_bytes(v.tile, DType.F16) == 131072 and dispatch.SMEM_PER_SM // 131072 == 1
     assert dispatch.REGISTERS_PER_SM // (32 * 4 * (96 + 64 * 64 // 32)) == 2
     assert dispatch.occupancy(v) == 1
     # 256x128x32, 3 stages: 72 KiB (3 would fit), but 8 warps x 32 x 224 registers = 57344 -> 1 CTA
     v = big[((256, 128, 32), (64, 64, 32))]
-    assert v.warp_count == 8 and v.smem_bytes(DType.F16) == 73728
+    assert v.params.warp_count(v.tile) == 8 and v.params.smem_bytes(v.tile, DType.F16) == 73728
     assert dispatch.occupancy(v) == 1
     # 128x256x32 with 4 warps of 64x128: 96 + 256 = 352 registers x 128 threads = 45056 -> 1 CTA
     v = big[((128, 256, 32), (64, 128, 32))]
-    assert v.warp_count == 4 and dispatch.SMEM_PER_SM // v.smem_bytes(DType.F16) == 3
+    assert v.params.warp_count(v.tile) == 4 and dispatch.SMEM_PER_SM // v.params.smem_bytes(v.tile, DType.F16) == 3
     assert dispatch.occupancy(v) == 1
     # the same tile as 8 warps of 64x64: 96 + 128 = 224 registers x 256 threads -> still 1
-    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (128, 256, 32), (64, 64, 32), (16, 8, 16),
-                                            3, 8, 1, (1,))) == 1
+    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (128, 256, 32), 8,
+                                            Sm80Params((64, 64, 32), (16, 8, 16), 3, 1), (1,))) == 1
     # small warps: 32x16 warps (2 per 32x64 tile) need 96 + 16 = 112 registers: capped at 2 CTAs
-    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (32, 64, 64), (32, 16, 64), (16, 8, 16),
-                                            3, 8, 1, (1,))) == 2
+    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (32, 64, 64), 8,
+                                            Sm80Params((32, 16, 64), (16, 8, 16), 3, 1), (1,))) == 2
 
 
 @pytest.mark.parametrize("tile, efficiency", [
@@ -279,7 +279,7 @@ def test_occupancy_limited_by_shared_memory_or_registers():
     ((512, 256, 32), 1.12),
 ])
 def test_tile_efficiency_formula(tile, efficiency):
-    v = KernelVariant("x", SplitMode.SERIAL, tile, (32, 32, tile[2]), (16, 8, 16), 3, 8, 1, (1,))
+    v = KernelVariant("x", SplitMode.SERIAL, tile, 8, Sm80Params((32, 32, tile[2]), (16, 8, 16), 3, 1), (1,))
     assert dispatch.tile_efficiency(v) == pytest.approx(efficiency)
     assert dispatch.tile_efficiency(v) <= 1.12
 

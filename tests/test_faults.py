@@ -858,12 +858,12 @@ ops:
 
 def test_merge_override_used_once_is_valid():
     config = parse_config(MERGE_OVERRIDE_ALIASED.split("  b_f16:")[0], "m.yaml")
-    assert [v.stages for v in config.ops[0].variants] == [4]
+    assert [v.params.stages for v in config.ops[0].variants] == [4]
 
 
 def test_merge_override_in_an_aliased_mapping_is_valid():
     config = parse_config(MERGE_OVERRIDE_ALIASED, "m.yaml")
-    assert [[v.stages for v in op.variants] for op in config.ops] == [[4], [4]]
+    assert [[v.params.stages for v in op.variants] for op in config.ops] == [[4], [4]]
 
 
 @pytest.mark.parametrize("tag", ["!!python/object:builtins.dict", "!!binary", "!foo"])

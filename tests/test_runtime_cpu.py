@@ -546,7 +546,7 @@ def test_split_k_must_be_a_positive_int(linear):
 
 def test_bogus_mode(linear):
     assert raises(ValueError, lambda: linear(a_(), w_(), mode="bogus")) == \
-        "linear_f16: mode='bogus' is not one of 'serial', 'parallel'"
+        "linear_f16: mode='bogus' is not one of 'serial', 'parallel', 'stream_k'"
 
 
 def test_out_checks(linear, launches):
@@ -629,7 +629,7 @@ def test_dispatch_arguments_are_validated_for_empty_problems(linear, launches, m
     names = ", ".join(v.name for v in linear.spec.variants)
     assert raises(ValueError, lambda: linear(a, b, split_k=0)) == "linear_f16: split_k must be a positive int, got 0"
     assert raises(ValueError, lambda: linear(a, b, mode="bogus")) == \
-        "linear_f16: mode='bogus' is not one of 'serial', 'parallel'"
+        "linear_f16: mode='bogus' is not one of 'serial', 'parallel', 'stream_k'"
     assert raises(ValueError, lambda: linear(a, b, variant="nope")) == \
         f"linear_f16: variant='nope' was not built; built variants: {names}"
     assert raises(ValueError, lambda: linear(a, b, split_k=3)).startswith(
@@ -646,7 +646,7 @@ def test_dispatch_arguments_are_validated_before_the_tensors(linear, launches):
     assert raises(ValueError, lambda: linear([[1.0]], None, split_k=-1)) == \
         "linear_f16: split_k must be a positive int, got -1"
     assert raises(ValueError, lambda: linear(a_(dtype=torch.float32), w_(), mode="bogus")) == \
-        "linear_f16: mode='bogus' is not one of 'serial', 'parallel'"
+        "linear_f16: mode='bogus' is not one of 'serial', 'parallel', 'stream_k'"
     assert raises(ValueError, lambda: linear(a_(), w_(k=K + 8), variant="nope")).startswith(
         "linear_f16: variant='nope' was not built; built variants: ")
     assert not launches

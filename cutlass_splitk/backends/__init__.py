@@ -14,18 +14,19 @@ A backend is a module (package) providing:
 * ``targets(op)`` → the -gencode targets of those units, e.g. ``("80", "90")``.
 
 Adding a backend is one entry in ``BACKENDS`` and a package next to ``sm80/``; no shared stage
-changes. Every op uses ``DEFAULT_BACKEND`` until the config grows a key to choose.
+changes. A ``variants:`` grid names its backend with ``backend:`` (default ``sm80``); one op may
+list grids of several backends.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Dict
+from typing import Dict, List
 
-from ..spec import OpSpec
-from . import sm80
+from ..spec import Backend, OpSpec
+from . import sm80, sm90
 
-BACKENDS: Dict[str, ModuleType] = {"sm80": sm80}
+BACKENDS: Dict[str, ModuleType] = {"sm80": sm80, "sm90": sm90}
 DEFAULT_BACKEND = "sm80"
 
 
@@ -36,6 +37,7 @@ def get(name: str) -> ModuleType:
         raise ValueError(f"unknown backend {name!r}; backends: {', '.join(sorted(BACKENDS))}") from None
 
 
-def for_op(op: OpSpec) -> ModuleType:
-    """The backend that builds ``op``."""
-    return BACKENDS[DEFAULT_BACKEND]
+def used_by(op: OpSpec) -> List[ModuleType]:
+    """The backends whose variants ``op`` has, in registry order."""
+    present = {v.backend for v in op.variants}
+    return [module for name, module in BACKENDS.items() if Backend(name) in present]

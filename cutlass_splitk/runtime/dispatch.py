@@ -27,6 +27,15 @@ Model (all times in microseconds):
   (the reduction's launch overlaps the GEMM's tail through programmatic dependent launch).
 * Each launch costs ~3 µs of fixed latency.
 
+sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM
+and their own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)``
+(a remainder slice is one more launch) + the reduction; serial = ``split`` partitions per tile
+meeting in an f32 workspace in K order (a chain of ``parts - 1`` fix-ups, one memset launch);
+stream_k = every K iteration spread evenly over the SMs + one fix-up; the in-kernel modes'
+epilogue is not overlapped with the main loop. A variant is a candidate only where it runs:
+sm90 variants (sm_90a cubins) on compute capability 9.0, sm80 variants where one of their
+cubins does (same major version, minor at least the target's).
+
 The constants were refitted on an H100 sweep of every (variant, split) of the shipped tiles
 (``benchmarks/fit_model.py`` over ``benchmarks/explore_h100.json``, round 3): the pick is
 within 5 % of the best candidate on every shape of the shipped shape file (within 2 % on all
@@ -38,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
-from ..spec import DType, KernelVariant, SplitMode
+from ..spec import Backend, DType, KernelVariant, SplitMode
 
 LAUNCH_US = 3.0
 REDUCE_LAUNCH_US = 0.5  # the reduction's launch overlaps the GEMM's tail (PDL on sm_90)
@@ -50,6 +59,13 @@ EFF_EXPONENT = 0.1  # tile efficiency ~ (tile area / 128^2) ** EFF_EXPONENT
 WAVE_OVERHEAD_US = 4.0  # per wave of CTAs: pipeline fill and the CTA's epilogue
 REDUCE_BW_FRACTION = 1.0  # partials written by the GEMM and read back, at this share of DRAM bandwidth
 REGISTERS_PER_SM = 65536
+# sm90 (fitted on the H100 like the sm80 constants; see BENCHMARKS.md)
+SM90_FLOPS_PER_SM = 5.3e12  # wgmma f16/bf16, f32 accumulation, as our kernels reach it
+SM90_WAVE_OVERHEAD_US = 1.5  # per work unit a CTA takes: pipeline fill
+SM90_FIXUP_LATENCY_US = 1.0
+SM90_FIXUP_US_PER_ELEMENT = 1.0 / (128 * 128)
+SM90_MEMSET_US = 2.0  # zeroing the stream-K turnstiles before a split launch
+SM90_EPILOGUE_US_PER_ELEMENT = 0.5 / (128 * 128)
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,12 @@ class DeviceInfo:
     sm_count: int
     bandwidth: float  # bytes/s, device memory (read + write)
     mma_flops_per_sm: float  # flop/s of mma.sync f16/bf16 per SM
+    major: int = 9  # compute capability
+    minor: int = 0
+
+    @property
+    def capability(self) -> str:
+        return f"{self.major}.{self.minor}"
 
     @classmethod
     def from_properties(cls, name: str, sm_count: int, major: int, minor: int) -> "DeviceInfo":
@@ -76,7 +98,7 @@ class DeviceInfo:
             bw = 0.9e12
         # Our mma.sync kernels reach ~390 TFLOP/s on a 132-SM H100 (128x128x32, 4 stages); 312 peak on an A100.
         per_sm = 2.95e12 if major >= 9 else 2.9e12 if (major, minor) == (8, 0) else 1.3e12
-        return cls(name, sm_count, bw, per_sm)
+        return cls(name, sm_count, bw, per_sm, major, minor)
 
 
 @dataclass(frozen=True)
@@ -107,10 +129,14 @@ def k_partitions(k: int, split: int, align_k: int = 64) -> Tuple[int, int]:
 
 def occupancy(v: KernelVariant) -> int:
     """CTAs per SM: limited by shared memory and by registers (accumulators dominate:
-    ~96 + warp_m * warp_n / 32 registers per thread), at most 2."""
-    smem = max(v.smem_bytes(DType.F16), 1)  # both supported dtypes are 16-bit
-    regs = 96 + v.warp[0] * v.warp[1] // 32
-    by_regs = REGISTERS_PER_SM // (32 * v.warp_count * regs)
+    ~96 + warp_m * warp_n / 32 registers per thread), at most 2. sm90 kernels are persistent,
+    one CTA per SM."""
+    if v.backend is Backend.SM90:
+        return 1
+    p = v.params
+    smem = max(p.smem_bytes(v.tile, DType.F16), 1)  # both supported dtypes are 16-bit
+    regs = 96 + p.warp[0] * p.warp[1] // 32
+    by_regs = REGISTERS_PER_SM // (32 * p.warp_count(v.tile) * regs)
     return max(1, min(2, SMEM_PER_SM // smem, by_regs))
 
 
@@ -121,18 +147,93 @@ def tile_efficiency(v: KernelVariant) -> float:
     return min(1.12, ((tm * tn) / (128.0 * 128.0)) ** EFF_EXPONENT)
 
 
+def sm90_slices(k: int, split: int) -> Tuple[int, int, int]:
+    """(slice length, full slices, remainder) of parallel split-K on sm90 (ParallelGemm::slices)."""
+    unit = 64 if k % 64 == 0 else 8
+    length = -(-k // split)
+    length = -(-length // unit) * unit
+    return length, k // length, k % length
+
+
+def runs_on(v: KernelVariant, archs: Sequence[int], dev: DeviceInfo) -> bool:
+    """Whether ``v`` has code for ``dev``: sm90 variants are sm_90a cubins (compute capability
+    9.0 only); an sm80 variant needs a cubin of the same major version and no newer minor."""
+    if v.backend is Backend.SM90:
+        return (dev.major, dev.minor) == (9, 0)
+    return any(a // 10 == dev.major and a % 10 <= dev.minor for a in archs)
+
+
+def why_not(variants: Sequence[KernelVariant], archs: Sequence[int], dev: DeviceInfo) -> str:
+    """Why none of ``variants`` runs on ``dev`` (for the error message)."""
+    parts = []
+    if any(v.backend is Backend.SM90 for v in variants):
+        parts.append("its sm90 variants are built for sm_90a (compute capability 9.0)")
+    if any(v.backend is Backend.SM80 for v in variants):
+        parts.append("its sm80 variants for " + ", ".join(f"sm_{a}" for a in archs))
+    return "; ".join(parts)
+
+
+def _memory_us(m: int, n: int, k: int, units: int, tm: int, tn: int, k_len: int, dev: DeviceInfo) -> float:
+    """Every operand byte from DRAM at least once; the CTAs' re-reads served by L2."""
+    unique_bytes = 2.0 * (m * k + k * n)
+    cta_bytes = units * (tm + tn) * k_len * 2.0
+    return max(unique_bytes / dev.bandwidth, cta_bytes / (L2_FACTOR * dev.bandwidth)) * 1e6
+
+
+def _reduce_us(m: int, n: int, parts: int, dev: DeviceInfo) -> float:
+    return REDUCE_LAUNCH_US + (parts * m * n * 4.0 * 2 + m * n * 2.0) / (REDUCE_BW_FRACTION * dev.bandwidth) * 1e6
+
+
+def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
+    tm, tn, _ = v.tile
+    tiles = -(-m // tm) * -(-n // tn)
+    rate = SM90_FLOPS_PER_SM
+    launches = 1
+    if v.mode is SplitMode.PARALLEL:
+        k_len, full, rem = sm90_slices(k, split)
+        parts = full + (rem > 0)
+        launches += rem > 0
+    elif v.mode is SplitMode.SERIAL:
+        parts = max(1, min(split, -(-k // v.tile[2])))
+        k_len = -(-k // parts)
+    else:  # stream-K: the K iterations of every tile spread evenly over the SMs
+        parts = 1
+        k_len = k
+    units = tiles * parts
+    t_mem = _memory_us(m, n, k, units, tm, tn, k_len, dev)
+    if v.mode is SplitMode.STREAM_K:
+        t_compute = 2.0 * tiles * tm * tn * k / (dev.sm_count * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
+        waves = 1
+    else:
+        waves = -(-units // dev.sm_count)
+        t_compute = waves * (2.0 * tm * tn * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
+    t_main = max(t_mem, t_compute)
+    total = launches * LAUNCH_US + t_main
+    if v.mode is SplitMode.PARALLEL:
+        extra = _reduce_us(m, n, parts, dev)
+        kind = "reduce"
+    else:
+        steps = parts - 1 if v.mode is SplitMode.SERIAL else (1 if tiles % dev.sm_count else 0)
+        extra = steps * (SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT)
+        extra += SM90_MEMSET_US if steps else 0.0
+        extra += -(-tiles // dev.sm_count) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
+        kind = "fix-up + epilogue"
+    total += extra
+    detail = (f"{units} work units, {waves} wave(s) of {dev.sm_count}, main {t_main:.1f} us "
+              f"(memory {t_mem:.1f}, compute {t_compute:.1f}), {kind} {extra:.1f} us")
+    return Candidate(v, split, parts, total, detail)
+
+
 def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
+    if v.backend is Backend.SM90:
+        return _predict_sm90(v, m, n, k, split, dev)
     tm, tn, _ = v.tile
     gemm_k, parts = k_partitions(k, split, 64 if k % 64 == 0 else 8)
     tiles = -(-m // tm) * -(-n // tn)
     ctas = tiles * parts
     slots = dev.sm_count * occupancy(v)
     waves = -(-ctas // slots)
-    # Memory: every operand byte comes from DRAM at least once; the CTAs' re-reads of A and
-    # B are served by L2 (~3x DRAM bandwidth).
-    unique_bytes = 2.0 * (m * k + k * n)
-    cta_bytes = ctas * (tm + tn) * gemm_k * 2.0
-    t_mem = max(unique_bytes / dev.bandwidth, cta_bytes / (L2_FACTOR * dev.bandwidth)) * 1e6
+    t_mem = _memory_us(m, n, k, ctas, tm, tn, gemm_k, dev)
     # Compute: waves of CTAs, each at the per-SM mma.sync rate shared by the CTAs on an SM.
     per_cta_rate = dev.mma_flops_per_sm * tile_efficiency(v) / occupancy(v)
     t_compute = waves * (2.0 * tm * tn * gemm_k / per_cta_rate * 1e6 + WAVE_OVERHEAD_US)
@@ -142,7 +243,7 @@ def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInf
         extra = (parts - 1) * (FIXUP_LATENCY_US + tm * tn * FIXUP_US_PER_ELEMENT)
         kind = "fix-up"
     else:
-        extra = REDUCE_LAUNCH_US + (parts * m * n * 4.0 * 2 + m * n * 2.0) / (REDUCE_BW_FRACTION * dev.bandwidth) * 1e6
+        extra = _reduce_us(m, n, parts, dev)
         kind = "reduce"
     total += extra
     detail = (f"{ctas} CTAs, {waves} wave(s) of {slots}, main {t_main:.1f} us "
@@ -151,10 +252,13 @@ def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInf
 
 
 def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceInfo,
-         split: Optional[int] = None) -> List[Candidate]:
-    """All (variant, split) candidates, best first. ``split`` restricts the split factor."""
+         split: Optional[int] = None, archs: Optional[Sequence[int]] = None) -> List[Candidate]:
+    """All (variant, split) candidates, best first. ``split`` restricts the split factor;
+    with ``archs`` (the op's sm80 targets) only variants that run on ``dev`` are ranked."""
     out = []
     for v in variants:
+        if archs is not None and not runs_on(v, archs, dev):
+            continue
         for s in v.splits:
             if split is not None and s != split:
                 continue
@@ -181,7 +285,8 @@ def allowed(op: str, variants: Sequence[KernelVariant], split_k: Any = None, mod
         try:
             mode_enum = SplitMode(mode)
         except ValueError:
-            raise ValueError(f"{op}: mode={mode!r} is not one of 'serial', 'parallel'") from None
+            raise ValueError(f"{op}: mode={mode!r} is not one of "
+                             + ", ".join(repr(m.value) for m in SplitMode)) from None
     if variant is not None and variant not in {v.name for v in variants}:
         raise ValueError(f"{op}: variant={variant!r} was not built; built variants: "
                          + ", ".join(v.name for v in variants))

@@ -168,7 +168,12 @@ class Launcher:
     def _order(self, r: Request, args: abi.CksArgs, stream: int) -> List[Tuple[str, int]]:
         o = r.operands
         dev = self.platform.device_info(r.device_index)
-        order = [(c.variant.name, c.split) for c in dispatch.rank(r.pool, r.m, o.n, o.k, dev, r.split_k)]
+        ranked = dispatch.rank(r.pool, r.m, o.n, o.k, dev, r.split_k, self.spec.archs)
+        if not ranked:
+            raise ValueError(f"{self.spec.name}: no built variant runs on {dev.name} (compute capability "
+                             f"{dev.capability}): {dispatch.why_not(r.pool, self.spec.archs, dev)}; build a "
+                             "grid for this GPU (sm80 grids with its arch, or sm90 grids for Hopper)")
+        order = [(c.variant.name, c.split) for c in ranked]
         if r.split_k is None and r.mode is None and r.variant is None:
             tuned = self.tuner.choice(self.spec, r.device_index, r.m, o.n, o.k)
             if tuned is None and self.tuner.autotune:

@@ -113,13 +113,17 @@ class Library:
         o = self.op(op)
         dev = device or self.device_info(self.platform.current_device())
         cands = o.candidates(m, n, k, dev, split_k, mode, variant)
-        lines = [f"{op}: M={m} N={n} K={k} on {dev.name} ({dev.sm_count} SMs), heuristic ranking:"]
+        lines = [f"{op}: M={m} N={n} K={k} on {dev.name} ({dev.sm_count} SMs, compute capability "
+                 f"{dev.capability}), heuristic ranking:"]
         if device is None and split_k is None and mode is None and variant is None:
             entry = self.tuner.entry(o.spec, self.platform.current_device(), m, n, k)
             if entry is not None:
                 lines[0] = (f"{op}: M={m} N={n} K={k}: tuned choice {entry['variant']} split={entry['split']} "
                             f"({entry['us']:.1f} us measured {entry['when']}, cache {self.tune_cache.path}); "
                             "heuristic ranking:")
+        if not cands:
+            pool = o.candidates(m, n, k, dev, split_k, mode, variant, runnable_only=False)
+            lines.append(f"   none: no built variant runs here ({dispatch.why_not([c.variant for c in pool], o.spec.archs, dev)})")
         for i, c in enumerate(cands[:top]):
             lines.append(f"  {'->' if i == 0 else '  '} {c.describe()}")
         if len(cands) > top:

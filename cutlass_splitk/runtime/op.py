@@ -106,8 +106,12 @@ class Op:
     # --- selection ------------------------------------------------------------------------
 
     def candidates(self, m: int, n: int, k: int, dev: dispatch.DeviceInfo, split_k: Optional[int] = None,
-                   mode: Optional[str] = None, variant: Optional[str] = None) -> List[dispatch.Candidate]:
-        return dispatch.rank(self._pool(split_k, mode, variant), m, n, k, dev, split_k)
+                   mode: Optional[str] = None, variant: Optional[str] = None,
+                   runnable_only: bool = True) -> List[dispatch.Candidate]:
+        """The ranked (variant, split) candidates the call allows (only those that run on
+        ``dev`` unless ``runnable_only`` is False)."""
+        archs = self.spec.archs if runnable_only else None
+        return dispatch.rank(self._pool(split_k, mode, variant), m, n, k, dev, split_k, archs)
 
     def _pool(self, split_k: Optional[int], mode: Optional[str], variant: Optional[str]) -> List[KernelVariant]:
         """The built variants allowed by the caller's split_k / mode / variant (validated;

@@ -135,44 +135,106 @@ struct FusedEpilogue {
     }
   }
 
-  // alpha * acc + beta * C + bias: the linear part, applied once (first partition).
-  CUTLASS_DEVICE static void add_source(Params const& p, int row, int col, Vec& v) {
+  // What the epilogue reads besides the accumulators, for one vector. Loading it apart from
+  // using it lets a caller issue the loads of several vectors before the first store (a store
+  // to D may alias nothing the compiler can prove, so it would otherwise serialise them).
+  // Kept in the element type until used: a few registers per vector.
+  using Raw = cutlass::Array<Element, kV>;
+  struct Sources {
+    Raw c, bias, e;
+    float row_bias;
+  };
+
+  CUTLASS_DEVICE static Raw load_raw(Element const* p) {
+    using Word = typename VecWord<int(sizeof(Element)) * kV>::type;
+    Raw raw;
+    *reinterpret_cast<Word*>(&raw) = *reinterpret_cast<Word const*>(p);
+    return raw;
+  }
+
+  CUTLASS_DEVICE static Vec to_float(Raw const& raw) {
+    cutlass::NumericArrayConverter<float, Element, kV> convert;
+    return convert(raw);
+  }
+
+  // beta * C and the bias: the linear part's inputs (first partition).
+  CUTLASS_DEVICE static void load_linear(Params const& p, int row, int col, Sources& s) {
+    if (p.beta != 0.f) s.c = load_raw(p.c + int64_t(row) * p.ldc + col);
+    if constexpr (Cfg::kBias == Bias::kPerCol) {
+      if (p.bias) s.bias = load_raw(p.bias + col);  // the bias is optional at call time
+    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
+      if (p.bias) s.row_bias = float(p.bias[row]);
+    }
+  }
+
+  // E: the non-linear part's input (last partition).
+  CUTLASS_DEVICE static void load_e(Params const& p, int row, int col, Sources& s) {
+    if constexpr (Cfg::kEOp != EOp::kNone) s.e = load_raw(p.e + int64_t(row) * p.lde + col);
+  }
+
+  CUTLASS_DEVICE static void load_sources(Params const& p, int row, int col, Sources& s) {
+    load_linear(p, row, col, s);
+    load_e(p, row, col, s);
+  }
+
+  // + beta * C + bias: the linear part, applied once (first partition).
+  CUTLASS_DEVICE static void add_linear(Params const& p, Sources const& s, Vec& v) {
     if (p.beta != 0.f) {
-      Vec c = load_vec<Element, kV>(p.c + int64_t(row) * p.ldc + col);
+      Vec c = to_float(s.c);
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kV; ++i) v[i] += p.beta * c[i];
     }
     if constexpr (Cfg::kBias == Bias::kPerCol) {
-      if (!p.bias) return;  // the bias is optional at call time
-      Vec b = load_vec<Element, kV>(p.bias + col);
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kV; ++i) v[i] += b[i];
+      if (p.bias) {
+        Vec b = to_float(s.bias);
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kV; ++i) v[i] += b[i];
+      }
     } else if constexpr (Cfg::kBias == Bias::kPerRow) {
-      if (!p.bias) return;
-      float b = float(p.bias[row]);
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kV; ++i) v[i] += b;
+      if (p.bias) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kV; ++i) v[i] += s.row_bias;
+      }
     }
   }
 
   // act, then E_op: the non-linear part, applied once (last partition).
-  CUTLASS_DEVICE static void finish(Params const& p, int row, int col, Vec& v) {
+  CUTLASS_DEVICE static void finish_with(Params const& p, Sources const& s, Vec& v) {
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kV; ++i) v[i] = activate<Cfg::kAct>(v[i], p.act_arg);
     if constexpr (Cfg::kEOp != EOp::kNone) {
-      Vec e = load_vec<Element, kV>(p.e + int64_t(row) * p.lde + col);
+      Vec e = to_float(s.e);
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kV; ++i) v[i] = (Cfg::kEOp == EOp::kAdd) ? v[i] + e[i] : v[i] * e[i];
     }
   }
 
-  // The whole epilogue for one vector of kV accumulator values (unsplit or reduced).
-  CUTLASS_DEVICE static void apply_and_store(Params const& p, int row, int col, Vec v) {
+  CUTLASS_DEVICE static void add_source(Params const& p, int row, int col, Vec& v) {
+    Sources s;
+    load_linear(p, row, col, s);
+    add_linear(p, s, v);
+  }
+
+  CUTLASS_DEVICE static void finish(Params const& p, int row, int col, Vec& v) {
+    Sources s;
+    load_e(p, row, col, s);
+    finish_with(p, s, v);
+  }
+
+  // The whole epilogue for one vector whose sources are loaded, stored at D.
+  CUTLASS_DEVICE static void apply_and_store(Params const& p, int row, int col, Sources const& s, Vec v) {
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kV; ++i) v[i] *= p.alpha;
-    add_source(p, row, col, v);
-    finish(p, row, col, v);
+    add_linear(p, s, v);
+    finish_with(p, s, v);
     store_vec<Element, kV>(p.d + offset_d(p, row, col), v);
+  }
+
+  // The whole epilogue for one vector of kV accumulator values (unsplit or reduced).
+  CUTLASS_DEVICE static void apply_and_store(Params const& p, int row, int col, Vec v) {
+    Sources s;
+    load_sources(p, row, col, s);
+    apply_and_store(p, row, col, s, v);
   }
 
   // Host side: fills the permute divisors and validates the view. Returns an empty string

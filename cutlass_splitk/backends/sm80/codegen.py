@@ -12,7 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from ...spec import ACTIVATION_CPP, BIAS_CPP, DTYPE_CPP, EOP_CPP, PERMUTE_CPP, KernelVariant, Layout, OpSpec, SplitMode
+from ...spec import (ACTIVATION_CPP, BIAS_CPP, DTYPE_CPP, EOP_CPP, PERMUTE_CPP, Backend, KernelVariant, Layout, OpSpec,
+                     SplitMode)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 MODE_CPP: Dict[SplitMode, str] = {SplitMode.SERIAL: "cks::SerialGemm", SplitMode.PARALLEL: "cks::ParallelGemm"}
@@ -40,11 +41,11 @@ def render_group(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> s
         element=DTYPE_CPP[op.dtype],
         b_column_major="true" if op.layout is Layout.TN else "false",
         tile=_shape(first.tile),
-        warp=_shape(first.warp),
-        instruction=_shape(first.instruction),
-        stages=first.stages,
+        warp=_shape(first.params.warp),
+        instruction=_shape(first.params.instruction),
+        stages=first.params.stages,
         alignment=first.alignment,
-        swizzle=first.swizzle,
+        swizzle=first.params.swizzle,
         activation=ACTIVATION_CPP[op.epilogue.activation],
         e_op=EOP_CPP[op.epilogue.e_op],
         bias=BIAS_CPP[op.epilogue.bias],
@@ -62,7 +63,8 @@ def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str
     """(unit name, variant names, source) of each group of ``op``, sorted by group name."""
     groups: Dict[str, List[KernelVariant]] = {}
     for v in op.variants:
-        groups.setdefault(v.group, []).append(v)
+        if v.backend is Backend.SM80:
+            groups.setdefault(v.group, []).append(v)
     units = []
     for name in sorted(groups):
         variants = sorted(groups[name], key=lambda v: v.mode.value)

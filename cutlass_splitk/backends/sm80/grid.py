@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
 
-from ...spec import DType, KernelVariant, Layout, SplitMode
+from ...spec import DType, KernelVariant, Layout, Sm80Params, SplitMode
 from ...yaml_doc import FieldPath
 from . import rules
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the reader is passed in; config imports this backend, not t
 
 KEYS = ("tile", "warp", "instruction", "stages", "alignment", "swizzle", "split_k")
 MAX_SPLIT = 256
+MODES = (SplitMode.SERIAL, SplitMode.PARALLEL)
 
 
 def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DType, layout: Layout,
@@ -77,11 +78,11 @@ def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DTyp
                                  f"valid values: {', '.join(map(str, valid_alignments))}")
     swizzles = r.int_list(v.get("swizzle", 1), path + ("swizzle",), 1, 8, rules.SWIZZLES)
 
-    split = r.mapping(v["split_k"], path + ("split_k",), [m.value for m in SplitMode])
+    split = r.mapping(v["split_k"], path + ("split_k",), [m.value for m in MODES])
     if not split:
         raise r.doc.error(path + ("split_k",), "empty grid: give 'serial' and/or 'parallel' split factors")
     modes: List[Tuple[SplitMode, Tuple[int, ...]]] = []
-    for mode in SplitMode:
+    for mode in MODES:
         if mode.value in split:
             modes.append((mode, r.int_list(split[mode.value], path + ("split_k", mode.value), 1, MAX_SPLIT)))
 
@@ -89,7 +90,7 @@ def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DTyp
     pruned: List[Tuple[str, str]] = []
     for (tile, warp), st, align, swz in itertools.product(zip(tiles, warps), stages, alignments, swizzles):
         for mode, splits in modes:
-            kv = KernelVariant(op, mode, tile, warp, inst, st, align, swz, tuple(sorted(splits)))
+            kv = KernelVariant(op, mode, tile, align, Sm80Params(warp, inst, st, swz), tuple(sorted(splits)))
             reason = rules.prune(kv, dtype, layout, archs)
             if reason:
                 pruned.append((kv.name, reason))

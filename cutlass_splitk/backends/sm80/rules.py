@@ -99,11 +99,12 @@ def epilogue_rows_fit(tile: Shape3, warp: Shape3, elements_per_access: int, elem
 def prune(variant: KernelVariant, dtype: DType, layout: Layout, archs: Sequence[int]) -> Optional[str]:
     """Why ``variant`` cannot be built for ``dtype``/``layout`` on every arch of ``archs``
     (the first rule it breaks), or None when it can."""
-    tile, warp, align = variant.tile, variant.warp, variant.alignment
+    tile, warp, align = variant.tile, variant.params.warp, variant.alignment
     smem_limit = min(SMEM_LIMIT[a] for a in archs)
     limiting_arch = min(archs, key=lambda a: SMEM_LIMIT[a])
-    threads = 32 * variant.warp_count
-    smem = variant.smem_bytes(dtype)
+    warps = variant.params.warp_count(tile)
+    threads = 32 * warps
+    smem = variant.params.smem_bytes(tile, dtype)
     contiguous_b = tile[2] if layout is Layout.TN else tile[1]
     if tile[2] > 64:
         return (f"tile K {tile[2]} > 64: CUTLASS's crosswise shared-memory layout for 16-bit "
@@ -117,5 +118,5 @@ def prune(variant: KernelVariant, dtype: DType, layout: Layout, archs: Sequence[
                 f"over {threads} threads")
     if not (epilogue_rows_fit(tile, warp, align, 16) and epilogue_rows_fit(tile, warp, 4, 32)):
         return (f"CUTLASS's epilogue cannot spread the {tile[0]}x{tile[1]} output tile over "
-                f"{variant.warp_count} warps (warp {list(warp)}): use a wider tile or fewer warps")
+                f"{warps} warps (warp {list(warp)}): use a wider tile or fewer warps")
     return None

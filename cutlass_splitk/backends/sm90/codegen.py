@@ -1,0 +1,90 @@
+"""The sm90 backend's translation units, per op:
+
+* one *group* unit per (tile, cluster, schedule, stages): its variants' entry points
+  (``templates/group.cu.in`` + ``entry.cu.in``), instantiating SplitKGemm (serial, stream-K:
+  the fused-epilogue kernel) and ParallelGemm (the reduction and the host code);
+* one *partial* unit per group with parallel variants (``templates/partial.cu.in``): the
+  batched f32 partial GEMM, which does not depend on the op's epilogue. Its text names only
+  the dtype, layout and GEMM shape, so every op of a config that needs the same one has the
+  same text, and the content-hashed object cache compiles it once.
+"""
+
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+from ...spec import (ACTIVATION_CPP, BIAS_CPP, DTYPE_CPP, EOP_CPP, PERMUTE_CPP, Backend, KernelVariant, Layout,
+                     OpSpec, Schedule, SplitMode)
+from . import rules
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+SCHEDULE_CPP: Dict[Schedule, str] = {Schedule.COOPERATIVE: "cks::sm90::Schedule::kCooperative",
+                                     Schedule.PINGPONG: "cks::sm90::Schedule::kPingpong"}
+MODE_CPP: Dict[SplitMode, str] = {SplitMode.SERIAL: "cks::sm90::SplitKGemm<Config, false>",
+                                  SplitMode.STREAM_K: "cks::sm90::SplitKGemm<Config, true>",
+                                  SplitMode.PARALLEL: "cks::sm90::ParallelGemm<Config>"}
+
+
+@lru_cache(maxsize=None)
+def _template(name: str) -> string.Template:
+    return string.Template((TEMPLATE_DIR / name).read_text())
+
+
+def _gemm_fields(op: OpSpec, v: KernelVariant) -> Dict[str, str]:
+    p = v.params
+    return {
+        "element": DTYPE_CPP[op.dtype],
+        "b_column_major": "true" if op.layout is Layout.TN else "false",
+        "tile": ", ".join(map(str, v.tile)),
+        "cluster": ", ".join(map(str, p.cluster)),
+        "schedule": SCHEDULE_CPP[p.schedule],
+        "stages": str(p.stages),
+    }
+
+
+def partial_name(op: OpSpec, v: KernelVariant) -> str:
+    """The partial GEMM unit's name: what its code depends on, and nothing of the op."""
+    return f"partial_{op.dtype.value}_{op.layout.value}_{v.group}"
+
+
+def render_group(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> str:
+    first = variants[0]
+    entries = "".join(_template("entry.cu.in").substitute(variant=v.name, impl=MODE_CPP[v.mode]) for v in variants)
+    extern = ""
+    if any(v.mode is SplitMode.PARALLEL for v in variants):
+        extern = "extern template struct cks::sm90::PartialGemm<Gemm>;  // defined in its own unit\n"
+    return _template("group.cu.in").substitute(
+        stamp=stamp, op=op.name, group=first.group, activation=ACTIVATION_CPP[op.epilogue.activation],
+        e_op=EOP_CPP[op.epilogue.e_op], bias=BIAS_CPP[op.epilogue.bias], permute=PERMUTE_CPP[op.epilogue.permute],
+        extern_partial=extern, entry_points=entries, **_gemm_fields(op, first))
+
+
+def render_partial(op: OpSpec, v: KernelVariant, stamp: str) -> str:
+    return _template("partial.cu.in").substitute(stamp=stamp, gemm_name=partial_name(op, v), **_gemm_fields(op, v))
+
+
+def targets(op: OpSpec) -> Tuple[str, ...]:
+    """-gencode targets of every sm90 unit: sm_90a (wgmma exists only there)."""
+    return rules.TARGETS
+
+
+def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str]]:
+    """(unit name, variant names, source) of ``op``'s sm90 variants: its groups, then the
+    partial GEMMs they call, each sorted by name."""
+    groups: Dict[str, List[KernelVariant]] = {}
+    for v in op.variants:
+        if v.backend is Backend.SM90:
+            groups.setdefault(v.group, []).append(v)
+    units = []
+    partials = {}
+    for name in sorted(groups):
+        variants = sorted(groups[name], key=lambda v: v.mode.value)
+        units.append((name, tuple(v.name for v in variants), render_group(op, variants, stamp)))
+        parallel = [v for v in variants if v.mode is SplitMode.PARALLEL]
+        if parallel:
+            partials[partial_name(op, parallel[0])] = render_partial(op, parallel[0], stamp)
+    units += [(name, (), text) for name, text in sorted(partials.items())]
+    return units

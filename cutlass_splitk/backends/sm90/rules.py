@@ -1,0 +1,98 @@
+"""What the sm90 backend (CUTLASS 3.x ``KernelTmaWarpSpecialized*`` kernels: TMA loads, wgmma,
+built for ``sm_90a``) accepts: the hardware facts and the legality rules of a variant.
+
+As in the sm80 backend, :func:`check_tile` / :func:`check_cluster` find *mistakes* in the
+config (reported as errors at their line) and :func:`prune` drops *unbuildable grid points*
+with the reason (``cutlass-splitk list --why``). The messages are part of the interface.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from ...spec import DTYPE_BYTES, DType, KernelVariant, Schedule, Shape3, SplitMode
+
+TARGETS: Tuple[str, ...] = ("90a",)  # wgmma and setmaxnreg exist only in the arch-specific target
+SMEM_LIMIT = 232448  # bytes of dynamic shared memory per block on sm_90
+SMEM_RESERVED = 4096  # pipeline barriers, scheduler and tensor-map storage (upper bound)
+TILE_M = (64, 128, 256)  # one or two 64-row wgmma atoms per consumer warpgroup
+TILE_K = (32, 64, 128)  # 64 elements = one 128-byte TMA swizzle row of 16-bit data
+MAX_TILE_N = 256  # wgmma N <= 256
+CLUSTERS: Tuple[Tuple[int, int], ...] = ((1, 1), (2, 1), (1, 2))
+ALIGNMENT = 8  # TMA moves 16-byte rows: 8 elements of 16 bits
+MAX_STAGES = 12
+MAX_ACCUMULATORS = 128  # f32 accumulators per consumer thread before registers spill
+EPILOGUE_WARPS = 8  # the fused epilogue's consumer warps (two warpgroups)
+
+
+def consumer_threads(schedule: Schedule) -> int:
+    """Threads that hold one tile's accumulators: both consumer warpgroups (cooperative) or
+    one (ping-pong)."""
+    return 256 if schedule is Schedule.COOPERATIVE else 128
+
+
+def accumulators_per_thread(tile: Shape3, schedule: Schedule) -> int:
+    return tile[0] * tile[1] // consumer_threads(schedule)
+
+
+def epilogue_columns(tile: Shape3, schedule: Schedule) -> int:
+    """Columns the fused epilogue stages at a time per warp (mirrors FusedWarpEpilogue::kCols):
+    64 where registers allow, else 32."""
+    return 64 if tile[1] % 64 == 0 and accumulators_per_thread(tile, schedule) < MAX_ACCUMULATORS else 32
+
+
+def epilogue_smem(tile: Shape3, schedule: Schedule, mode: SplitMode) -> int:
+    """Shared memory of the epilogue: the fused epilogue's per-warp staging (serial, stream-K)
+    or CUTLASS's TMA store of f32 partials (parallel: at most one 64 x 32 f32 subtile, double
+    buffered, per consumer warpgroup)."""
+    if mode is SplitMode.PARALLEL:
+        return 2 * 2 * 64 * 32 * 4
+    return EPILOGUE_WARPS * 16 * (epilogue_columns(tile, schedule) + 4) * 4
+
+
+def stage_bytes(tile: Shape3, dtype: DType) -> int:
+    """One main-loop stage: an A tile and a B tile."""
+    m, n, k = tile
+    return (m * k + n * k) * DTYPE_BYTES[dtype]
+
+
+def check_tile(tile: Shape3) -> Optional[str]:
+    """Why ``tile`` is not an sm90 tile shape, or None."""
+    m, n, k = tile
+    if m not in TILE_M:
+        return f"tile M {m} is not possible for sm90 (wgmma warpgroups of 64 rows); valid values: 64, 128, 256"
+    if n % 32 or not 32 <= n <= MAX_TILE_N:
+        return f"tile N {n} is not possible for sm90: use a multiple of 32 from 32 to {MAX_TILE_N}"
+    if k not in TILE_K:
+        return f"tile K {k} is not possible for sm90; valid values: {', '.join(map(str, TILE_K))}"
+    return None
+
+
+def check_cluster(cluster: Tuple[int, int]) -> Optional[str]:
+    if cluster not in CLUSTERS:
+        return (f"cluster {list(cluster)} is not supported; valid values: "
+                + ", ".join(str(list(c)) for c in CLUSTERS))
+    return None
+
+
+def prune(variant: KernelVariant, dtype: DType) -> Optional[str]:
+    """Why ``variant`` cannot be built (the first rule it breaks), or None when it can."""
+    p = variant.params
+    tile, mode, schedule = variant.tile, variant.mode, p.schedule
+    if schedule is Schedule.COOPERATIVE and tile[0] < 128:
+        return f"the cooperative schedule needs tile M >= 128 (two warpgroups of 64 rows), got {tile[0]}"
+    accumulators = accumulators_per_thread(tile, schedule)
+    if accumulators > MAX_ACCUMULATORS:
+        return (f"tile {list(tile)} with the {schedule.value} schedule holds {accumulators} f32 accumulators "
+                f"per thread (at most {MAX_ACCUMULATORS}): use a smaller tile or the cooperative schedule")
+    if schedule is Schedule.PINGPONG and mode is SplitMode.STREAM_K:
+        return "stream-K needs the cooperative schedule (CUTLASS's ping-pong kernel has no stream-K scheduler)"
+    if schedule is Schedule.PINGPONG and mode is SplitMode.SERIAL and max(variant.splits) > 1:
+        return ("serial split factors above 1 need the cooperative schedule (CUTLASS's ping-pong kernel "
+                "has no in-kernel split-K); use serial: [1] or parallel split-K")
+    fixed = epilogue_smem(tile, schedule, mode) + SMEM_RESERVED
+    need = (p.stages or 2) * stage_bytes(tile, dtype) + fixed
+    if need > SMEM_LIMIT:
+        what = f"{p.stages} stages" if p.stages else "2 stages"
+        return f"shared memory {need} B ({what} + epilogue) > {SMEM_LIMIT} B limit of sm_90"
+    return None

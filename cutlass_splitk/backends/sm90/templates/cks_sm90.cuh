@@ -1,0 +1,24 @@
+// cutlass-splitk sm90 backend (CUTLASS 3.x: TMA + wgmma, sm_90a): the one header a generated
+// group unit includes. Logic lives in these headers and the shared ones
+// (cutlass_splitk/templates):
+//
+//   cks_error.cuh, cks_host.cuh     error boundary, ABI check, device, PDL setting   shared
+//   cks_epilogue.cuh                FusedEpilogue: act, E_op, bias, permute          shared
+//   cks_reduction.cuh               parallel split-K's reduction kernel + launch    shared
+//   sm90_config.cuh                 GemmConfig, VariantConfig, the main loop
+//   sm90_launch.cuh                 SM count, checks, kernel launch with clusters
+//   sm90_epilogue.cuh               FusedWarpEpilogue (serial, stream-K)
+//   sm90_partial.cuh                PartialGemm (declared; its own unit defines it)
+//   sm90_gemm.cuh                   SplitKGemm (serial, stream-K), ParallelGemm
+#pragma once
+
+#include "cks_abi.h"
+#include "cks_error.cuh"
+#include "cks_epilogue.cuh"
+#include "cks_host.cuh"
+#include "cks_reduction.cuh"
+#include "sm90_config.cuh"
+#include "sm90_launch.cuh"
+#include "sm90_epilogue.cuh"
+#include "sm90_partial.cuh"
+#include "sm90_gemm.cuh"

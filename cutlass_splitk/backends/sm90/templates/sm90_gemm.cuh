@@ -1,0 +1,162 @@
+// cutlass-splitk sm90 backend: the entry points' logic for the three modes.
+//
+//   * serial (SplitKGemm<Cfg, false>): one kernel. CUTLASS's stream-K tile scheduler in its
+//     SplitK decomposition gives each CTA one K partition of a tile; the partitions meet in an
+//     f32 workspace in K order (ReductionMode::Deterministic: a turnstile per tile, so the sum
+//     is bitwise reproducible), and only the CTA that finishes a tile runs FusedWarpEpilogue,
+//     once, on the complete f32 sum. Split 1 is the data-parallel decomposition.
+//   * stream_k (SplitKGemm<Cfg, true>): the same kernel with the StreamK decomposition: whole
+//     tiles plus stream-K units that split the remaining K iterations evenly over the SMs.
+//   * parallel (ParallelGemm<Cfg>): the batched partial GEMM (sm90_partial.cuh) writes f32
+//     partials of K slices, then the shared reduction kernel sums them in order and applies
+//     the whole epilogue, including the permuted store (launched with PDL).
+//
+// Only the cooperative kernel takes the stream-K scheduler: a ping-pong variant runs serial
+// split 1 (persistent data-parallel scheduler) and parallel split-K.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "cute/tensor.hpp"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "cutlass/gemm/kernel/tile_scheduler.hpp"
+
+#include "cks_abi.h"
+#include "cks_epilogue.cuh"
+#include "cks_error.cuh"
+#include "cks_host.cuh"
+#include "cks_reduction.cuh"
+#include "sm90_config.cuh"
+#include "sm90_epilogue.cuh"
+#include "sm90_launch.cuh"
+#include "sm90_partial.cuh"
+
+namespace cks {
+namespace sm90 {
+
+template <class Cfg, bool kStreamK>
+struct SplitKGemm {
+  using Gemm = typename Cfg::Gemm;
+  using Scheduler = typename cutlass::platform::conditional<
+      Gemm::kCooperative, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<
+      cute::Shape<int, int, int, int>,
+      Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>, DirectEpilogue<Cfg>,
+      Scheduler>;
+
+  static typename Kernel::Arguments arguments(CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
+    using Element = typename Cfg::Element;
+    typename Kernel::Arguments args;
+    args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+    args.problem_shape = {a.m, a.n, a.k, 1};
+    args.mainloop.ptr_A = static_cast<Element const*>(a.a);
+    args.mainloop.ptr_B = static_cast<Element const*>(a.b);
+    cute::get<0>(args.mainloop.dA) = a.lda;
+    if constexpr (Cfg::kBColumnMajor) {
+      cute::get<0>(args.mainloop.dB) = a.ldb;
+    } else {
+      cute::get<1>(args.mainloop.dB) = a.ldb;
+    }
+    args.epilogue.epi = epi;
+    args.hw_info = hardware(a.device);
+    if constexpr (Gemm::kCooperative) {
+      using Decomposition = typename Kernel::TileScheduler::DecompositionMode;
+      args.scheduler.splits = kStreamK ? 1 : a.split_k;
+      args.scheduler.decomposition_mode =
+          kStreamK ? Decomposition::StreamK
+                   : (a.split_k > 1 ? Decomposition::SplitK : Decomposition::DataParallel);
+      args.scheduler.reduction_mode = Kernel::TileScheduler::ReductionMode::Deterministic;
+    }
+    return args;
+  }
+
+  static int query(CksArgs const& a, CksQuery& q) {
+    typename FusedEpilogue<Cfg>::Params epi;
+    if (int s = prepare<Cfg>(a, epi)) return s;
+    if (!Gemm::kCooperative && (kStreamK || a.split_k > 1))
+      return fail(CKS_ERROR_INVALID_PROBLEM, "ping-pong variants run split 1 only (no in-kernel split-K)");
+    if (kStreamK && a.split_k != 1) return fail(CKS_ERROR_INVALID_PROBLEM, "stream-K takes no split factor (split 1)");
+    auto args = arguments(a, epi);
+    if (!Kernel::can_implement(args))
+      return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this problem (can_implement)");
+    q.tiles_m = tiles(a.m, Cfg::kTileRows);
+    q.tiles_n = tiles(a.n, Cfg::kTileCols);
+    q.k_partitions = kStreamK ? 1 : a.split_k;
+    q.semaphore_bytes = 0;
+    // The scheduler's f32 reduction tiles and turnstiles (zeroed per launch) live in `partials`.
+    q.partial_bytes = int64_t(Kernel::get_workspace_size(args));
+    return CKS_OK;
+  }
+
+  static int run(CksArgs const& a, cudaStream_t stream) {
+    CksQuery q{};
+    if (int s = query(a, q)) return s;
+    if (int s = select_device(a)) return s;
+    if (q.partial_bytes > a.partial_bytes || (q.partial_bytes && !a.partials))
+      return fail(CKS_ERROR_WORKSPACE, "sm90 split-K needs " + std::to_string(q.partial_bytes) +
+                                           " bytes of workspace");
+    typename FusedEpilogue<Cfg>::Params epi;
+    FusedEpilogue<Cfg>::init_host(epi, a);
+    auto args = arguments(a, epi);
+    if (int s = status(Kernel::initialize_workspace(args, a.partials, stream), "sm90 workspace initialization"))
+      return s;
+    typename Kernel::Params params = Kernel::to_underlying_arguments(args, a.partials);
+    return launch<Kernel>(params, stream, "sm90 split-K GEMM launch");
+  }
+};
+
+template <class Cfg>
+struct ParallelGemm {
+  using Partial = PartialGemm<typename Cfg::Gemm>;
+
+  // K slices: the length rounded up to 64 elements (whole k-tiles) when K is a multiple of 64,
+  // else to 8; a shorter remainder slice, if any, is a second launch of the same kernel.
+  struct Slices {
+    int length, full, remainder;
+    int count() const { return full + (remainder > 0); }
+  };
+  static Slices slices(CksArgs const& a) {
+    int const unit = a.k % 64 == 0 ? 64 : 8;
+    int length = (a.k + a.split_k - 1) / a.split_k;
+    length = (length + unit - 1) / unit * unit;
+    return Slices{length, a.k / length, a.k % length};
+  }
+
+  static int query(CksArgs const& a, CksQuery& q) {
+    typename FusedEpilogue<Cfg>::Params epi;
+    if (int s = prepare<Cfg>(a, epi)) return s;
+    Slices const s = slices(a);
+    q.tiles_m = tiles(a.m, Cfg::kTileRows);
+    q.tiles_n = tiles(a.n, Cfg::kTileCols);
+    q.k_partitions = s.count();
+    q.semaphore_bytes = 0;
+    q.partial_bytes = int64_t(sizeof(float)) * s.count() * a.m * Partial::partial_ld(a.n);
+    return CKS_OK;
+  }
+
+  static int run(CksArgs const& a, cudaStream_t stream) {
+    CksQuery q{};
+    if (int s = query(a, q)) return s;
+    if (int s = select_device(a)) return s;
+    if (q.partial_bytes > a.partial_bytes || !a.partials || !aligned(a.partials, 16))
+      return fail(CKS_ERROR_WORKSPACE, "parallel split-K needs " + std::to_string(q.partial_bytes) +
+                                           " bytes of 16-byte aligned float32 partials");
+    Slices const s = slices(a);
+    float* partials = static_cast<float*>(a.partials);
+    int64_t const ld = Partial::partial_ld(a.n);
+    int64_t const slice_stride = int64_t(a.m) * ld;
+    if (s.full > 0) {
+      if (int st = Partial::launch(a, 0, s.length, s.full, partials, stream)) return st;
+    }
+    if (s.remainder > 0) {
+      if (int st = Partial::launch(a, s.full * s.length, s.remainder, 1, partials + s.full * slice_stride, stream))
+        return st;
+    }
+    return launch_reduction<Cfg>(a, partials, ld, slice_stride, s.count(), stream, pdl_mode(a.device));
+  }
+};
+
+}  // namespace sm90
+}  // namespace cks

@@ -1,0 +1,103 @@
+// cutlass-splitk sm90 backend: host helpers shared by its kernels — the SM count for the
+// persistent grid, CUTLASS status → our status, the checks every mode shares, and the launch
+// of a CUTLASS 3.x kernel (cluster dimensions, dynamic shared memory set once per device).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <string>
+
+#include "cutlass/cutlass.h"
+#include "cutlass/device_kernel.h"
+#include "cutlass/kernel_hardware_info.h"
+
+#include "cks_abi.h"
+#include "cks_epilogue.cuh"
+#include "cks_error.cuh"
+#include "cks_host.cuh"
+
+namespace cks {
+namespace sm90 {
+
+// The device's SM count (the persistent grid's size), read once per device.
+inline cutlass::KernelHardwareInfo hardware(int device) {
+  static std::atomic<int> counts[64];
+  std::atomic<int>& slot = counts[device & 63];
+  int count = slot.load();
+  if (count == 0) {
+    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();  // not sticky; the launch reports a real problem
+      count = 0;           // CUTLASS then asks the device itself
+    }
+    slot.store(count);
+  }
+  cutlass::KernelHardwareInfo info;
+  info.device_id = device;
+  info.sm_count = count;
+  return info;
+}
+
+inline int status(cutlass::Status s, char const* what) {
+  if (s == cutlass::Status::kSuccess) return CKS_OK;
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return cuda_fail(err, what);
+  return fail(CKS_ERROR_INTERNAL, std::string(what) + ": " + cutlassGetStatusString(s));
+}
+
+// Checks shared by every mode; returns an empty string when the problem can run.
+template <class Cfg>
+std::string check(CksArgs const& a) {
+  using Element = typename Cfg::Element;
+  int const kAlign = Cfg::kAlignment;
+  if (a.m <= 0 || a.n <= 0 || a.k <= 0)
+    return "M, N, K must be positive (empty problems are handled by the caller)";
+  if (a.split_k < 1) return "split_k must be >= 1";
+  if (int64_t(a.m) * a.n >= (int64_t(1) << 31)) return "M * N must be below 2^31";
+  int const bytes = kAlign * int(sizeof(Element));
+  if (!a.a || !aligned(a.a, bytes) || a.lda % kAlign || a.lda < a.k)
+    return "A must be " + std::to_string(bytes) + "-byte aligned with lda a multiple of " +
+           std::to_string(kAlign) + " and >= K";
+  int64_t const b_contig = Cfg::kBColumnMajor ? a.k : a.n;
+  if (!a.b || !aligned(a.b, bytes) || a.ldb % kAlign || a.ldb < b_contig)
+    return "B must be " + std::to_string(bytes) + "-byte aligned with ldb a multiple of " +
+           std::to_string(kAlign) + " and >= " + std::to_string(b_contig);
+  if (a.k % kAlign) return "K = " + std::to_string(a.k) + " must be a multiple of " + std::to_string(kAlign);
+  return std::string();
+}
+
+// ABI, arguments, then the epilogue's own checks (permute view, C, E, bias); fills epi.
+template <class Cfg>
+int prepare(CksArgs const& a, typename FusedEpilogue<Cfg>::Params& epi) {
+  if (int s = check_abi(a)) return s;
+  std::string why = check<Cfg>(a);
+  if (why.empty()) why = FusedEpilogue<Cfg>::init_host(epi, a);
+  return why.empty() ? CKS_OK : fail(CKS_ERROR_INVALID_PROBLEM, why);
+}
+
+inline int tiles(int extent, int tile) { return (extent + tile - 1) / tile; }
+
+// Launches a CUTLASS 3.x kernel with its cluster shape; the dynamic shared memory limit is
+// raised once per device and kernel (cks::configure).
+template <class Kernel>
+int launch(typename Kernel::Params const& params, cudaStream_t stream, char const* what) {
+  int const smem = Kernel::SharedStorageSize;
+  if (int s = configure<Kernel>(cutlass::device_kernel<Kernel>, smem)) return s;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = Kernel::get_grid_shape(params);
+  config.blockDim = Kernel::get_block_shape();
+  config.dynamicSmemBytes = size_t(smem);
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = cute::size<0>(typename Kernel::DispatchPolicy::ClusterShape{});
+  attribute[0].val.clusterDim.y = cute::size<1>(typename Kernel::DispatchPolicy::ClusterShape{});
+  attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  cudaLaunchKernelEx(&config, cutlass::device_kernel<Kernel>, params);
+  return launched(what);
+}
+
+}  // namespace sm90
+}  // namespace cks

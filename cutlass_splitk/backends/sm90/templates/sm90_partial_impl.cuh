@@ -1,0 +1,66 @@
+// cutlass-splitk sm90 backend: the definition of PartialGemm::launch (included by the
+// partial GEMM's own translation unit only; see sm90_partial.cuh).
+#pragma once
+
+#include "cute/tensor.hpp"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "cutlass/gemm/kernel/tile_scheduler.hpp"
+
+#include "sm90_config.cuh"
+#include "sm90_launch.cuh"
+#include "sm90_partial.cuh"
+
+namespace cks {
+namespace sm90 {
+
+template <class Gemm>
+struct PartialKernel {
+  static constexpr int kAlign = PartialGemm<Gemm>::kPartialAlign;
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::TileShape,
+      typename Gemm::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, float, float, void,
+      cutlass::layout::RowMajor, kAlign, float, cutlass::layout::RowMajor, kAlign,
+      typename Gemm::EpilogueSchedule>::CollectiveOp;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<
+      cute::Shape<int, int, int, int>, Mainloop<Gemm, int(sizeof(typename Epilogue::SharedStorage))>,
+      Epilogue>;
+};
+
+template <class Gemm>
+int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches, float* partials,
+                              cudaStream_t stream) {
+  using Kernel = typename PartialKernel<Gemm>::Kernel;
+  using Element = typename Gemm::Element;
+  int64_t const ld = partial_ld(a.n);
+  typename Kernel::Arguments args;
+  args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
+  args.problem_shape = {a.m, a.n, k, batches};
+  args.mainloop.ptr_A = static_cast<Element const*>(a.a) + k_offset;
+  cute::get<0>(args.mainloop.dA) = a.lda;
+  cute::get<2>(args.mainloop.dA) = k;
+  if constexpr (Gemm::kBColumnMajor) {
+    args.mainloop.ptr_B = static_cast<Element const*>(a.b) + k_offset;
+    cute::get<0>(args.mainloop.dB) = a.ldb;
+    cute::get<2>(args.mainloop.dB) = k;
+  } else {
+    args.mainloop.ptr_B = static_cast<Element const*>(a.b) + int64_t(k_offset) * a.ldb;
+    cute::get<1>(args.mainloop.dB) = a.ldb;
+    cute::get<2>(args.mainloop.dB) = int64_t(k) * a.ldb;
+  }
+  args.epilogue.thread.alpha = 1.f;
+  args.epilogue.thread.beta = 0.f;
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.ptr_D = partials;
+  cute::get<0>(args.epilogue.dD) = ld;
+  cute::get<2>(args.epilogue.dD) = int64_t(a.m) * ld;
+  args.epilogue.dC = args.epilogue.dD;
+  args.hw_info = hardware(a.device);
+  if (Kernel::can_implement(args) == false)
+    return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this partial GEMM (can_implement)");
+  typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+  return sm90::launch<Kernel>(params, stream, "sm90 partial GEMM launch");
+}
+
+}  // namespace sm90
+}  // namespace cks

@@ -1,0 +1,27 @@
+// generated from configs/epilogues.yaml by cutlass-splitk; do not edit
+// op leaky_add_permute_f16: sm90_t64x128x64_c1x1_pp_sauto_a8
+#include "cks_sm90.cuh"
+
+namespace {
+using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*tile=*/64, 128, 64,
+    /*cluster=*/1, 1, cks::sm90::Schedule::kPingpong, /*stages=*/0>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213>;
+}  // namespace
+extern template struct cks::sm90::PartialGemm<Gemm>;  // defined in its own unit
+
+// leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+}
+
+// leaky_add_permute_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+}
+
