@@ -91,7 +91,7 @@ CASES = [
     ("split_not_built", LIN, lambda: (cuda(M, K), w_t(), {"split_k": 3}), ValueError,
      "linear_f16: split_k=3 is not available; built split factors: [1, 2, 4, 8, 16, 32]"),
     ("bad_mode", LIN, lambda: (cuda(M, K), w_t(), {"mode": "fast"}), ValueError,
-     "linear_f16: mode='fast' is not one of 'serial', 'parallel'"),
+     "linear_f16: mode='fast' is not one of 'serial', 'parallel', 'stream_k'"),
     ("bad_variant", LIN, lambda: (cuda(M, K), w_t(), {"variant": "nope"}), ValueError,
      "linear_f16: variant='nope' was not built; built variants: ..."),
     ("out_shape", LIN, lambda: (cuda(M, K), w_t(), {"out": cuda(M, N + 1)}), ValueError,

@@ -131,11 +131,13 @@ def test_k_smaller_than_split_times_tile(libs):
     op = lib.linear_f16
     gen = torch.Generator(device="cuda")
     gen.manual_seed(3)
-    for mode, split in (("serial", 16), ("parallel", 32)):
+    dev = lib.device_info(torch.cuda.current_device())
+    runnable = [v for v in op.spec.variants if dispatch.runs_on(v, op.spec.archs, dev)]
+    for v in runnable:  # each variant at its largest split: far more partitions than K has tiles
         a = torch.randn(40, 72, device="cuda", dtype=torch.float16, generator=gen)
         w = torch.randn(48, 72, device="cuda", dtype=torch.float16, generator=gen)
         out = torch.full((40, 48), float("nan"), device="cuda", dtype=torch.float16)
-        op(a, w.t(), out=out, split_k=split, mode=mode)
+        op(a, w.t(), out=out, split_k=max(v.splits), variant=v.name)
         ref = a.double() @ w.double().t()
         assert rel_err(out, ref) < TOL
 
@@ -153,7 +155,10 @@ def test_partial_precision_at_k65536(libs, dtype, record_property):
     w = torch.randn(256, 65536, device="cuda", dtype=op.dtype, generator=gen)
     ref = a.double() @ w.double().t()
     errs = {}
-    for mode, split in (("serial", 1), ("serial", 16), ("parallel", 32)):
+    dev = lib.device_info(torch.cuda.current_device())
+    runnable = [v for v in op.spec.variants if dispatch.runs_on(v, op.spec.archs, dev)]
+    most = {m: max(s for v in runnable if v.mode.value == m for s in v.splits) for m in ("serial", "parallel")}
+    for mode, split in (("serial", 1), ("serial", most["serial"]), ("parallel", most["parallel"])):
         out = op(a, w.t(), split_k=split, mode=mode)
         errs[f"{mode}{split}"] = rel_err(out, ref)
     rounding = rel_err(ref.to(op.dtype), ref)  # the error of just storing the exact result
