@@ -1,10 +1,11 @@
-"""Refit the dispatcher's time model (cutlass_splitk/runtime/dispatch.py) to a sweep: every
+"""Refit the dispatcher's time model (cutlass_splitk/runtime/dispatch.py) to sweeps: every
 (variant, split) of one or more `cutlass-splitk bench --sweep --json` files, timed as graph
-replays. Prints, for the current constants and for the best found by a small grid search,
-the worst and mean ratio heuristic-pick / best-candidate over the swept shapes, restricted to
-the variants given by --keep (default: all swept).
+replays. Prints, for the current constants and for the best point of a small grid search
+over one backend's constants, the worst and mean ratio heuristic-pick / best-candidate over
+the swept shapes, restricted to the variants whose names contain one of --keep (default: all).
 
-    python3 benchmarks/fit_model.py benchmarks/explore_h100.json [--keep t32x64x64_w32x32x64_i16x8x16_s6 ...]
+    python3 benchmarks/fit_model.py benchmarks/explore_h100.json --backend sm80
+    python3 benchmarks/fit_model.py benchmarks/explore_sm90_h100.json --backend sm90 --keep t64x128x128_c1x1_pp ...
 """
 
 import argparse
@@ -14,17 +15,27 @@ import re
 from typing import Dict, List, Tuple
 
 from cutlass_splitk.runtime import dispatch
-from cutlass_splitk.spec import KernelVariant, SplitMode
+from cutlass_splitk.spec import KernelVariant, Schedule, Sm80Params, Sm90Params, SplitMode
 
-NAME = re.compile(r"_(serial|parallel)_t(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)x(\d+)_i(\d+)x(\d+)x(\d+)_s(\d+)_a(\d+)_z(\d+)$")
-H100 = dispatch.DeviceInfo("H100", 132, 3.0e12, 2.95e12)
+SM80 = re.compile(r"_(serial|parallel)_t(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)x(\d+)_i(\d+)x(\d+)x(\d+)_s(\d+)_a(\d+)_z(\d+)$")
+SM90 = re.compile(r"_(serial|parallel|stream_k)_sm90_t(\d+)x(\d+)x(\d+)_c(\d+)x(\d+)_(coop|pp)_s(\d+|auto)_a(\d+)$")
+H100 = dispatch.DeviceInfo("H100", 132, 3.0e12, 2.95e12, 9, 0)
 
 
-def variant(name: str) -> KernelVariant:
-    g = NAME.search(name).groups()
+def variant(name: str, splits: Tuple[int, ...] = ()) -> KernelVariant:
+    """The variant a generated name describes (both backends' naming schemes)."""
+    m = SM90.search(name)
+    if m:
+        g = m.groups()
+        n = [int(x) for x in g[1:6]]
+        params = Sm90Params((n[3], n[4]), Schedule.COOPERATIVE if g[6] == "coop" else Schedule.PINGPONG,
+                            0 if g[7] == "auto" else int(g[7]))
+        return KernelVariant(name[: m.start()], SplitMode(g[0]), tuple(n[0:3]), int(g[8]), params, splits)
+    m = SM80.search(name)
+    g = m.groups()
     n = list(map(int, g[1:]))
-    return KernelVariant(name[: NAME.search(name).start()], SplitMode(g[0]), tuple(n[0:3]), tuple(n[3:6]),
-                         tuple(n[6:9]), n[9], n[10], n[11], ())
+    return KernelVariant(name[: m.start()], SplitMode(g[0]), tuple(n[0:3]), n[10],
+                         Sm80Params(tuple(n[3:6]), tuple(n[6:9]), n[9], n[11]), splits)
 
 
 def load(paths: List[str]) -> List[Tuple[Tuple[int, int, int], str, Dict[Tuple[str, int], float]]]:
@@ -50,9 +61,7 @@ def score(shapes, keep) -> Tuple[float, float, List[str]]:
         by_variant: Dict[str, List[int]] = {}
         for name, split in cands:
             by_variant.setdefault(name, []).append(split)
-        vs = [KernelVariant(v.op, v.mode, v.tile, v.warp, v.instruction, v.stages, v.alignment, v.swizzle,
-                            tuple(sorted(splits)))
-              for v, splits in ((variant(name), splits) for name, splits in by_variant.items())]
+        vs = [variant(name, tuple(sorted(splits))) for name, splits in by_variant.items()]
         pick = dispatch.rank(vs, m, n, k, H100)[0]
         best = min(cands.values())
         got = cands[(pick.variant.name, pick.split)]
@@ -62,13 +71,26 @@ def score(shapes, keep) -> Tuple[float, float, List[str]]:
     return max(ratios), sum(ratios) / len(ratios), lines
 
 
-GRID = {
-    "L2_FACTOR": [2.0, 3.0, 4.0, 6.0],
-    "REDUCE_LAUNCH_US": [0.5, 1.0, 2.5],
-    "FIXUP_LATENCY_US": [1.5, 3.0],
-    "EFF_EXPONENT": [0.1, 0.15, 0.2, 0.25, 0.35],
-    "WAVE_OVERHEAD_US": [0.0, 2.0, 4.0],
-    "REDUCE_BW_FRACTION": [0.6, 1.0],
+GRIDS = {
+    "sm80": {
+        "L2_FACTOR": [2.0, 3.0, 4.0, 6.0],
+        "REDUCE_LAUNCH_US": [0.5, 1.0, 2.5],
+        "FIXUP_LATENCY_US": [1.5, 3.0],
+        "EFF_EXPONENT": [0.1, 0.15, 0.2, 0.25, 0.35],
+        "WAVE_OVERHEAD_US": [0.0, 2.0, 4.0],
+        "REDUCE_BW_FRACTION": [0.6, 1.0],
+    },
+    "sm90": {
+        "SM90_FLOPS_PER_SM": [4.5e12, 5.3e12, 6.0e12],
+        "SM90_BW_FRACTION": [0.7, 0.8, 0.9],
+        "SM90_SM_BYTES_PER_S": [30e9, 45e9, 60e9],
+        "SM90_L2_FACTOR": [2.0, 3.0, 4.0],
+        "SM90_WAVE_OVERHEAD_US": [0.5, 1.5, 3.0],
+        "SM90_EFF_EXPONENT": [0.0, 0.1, 0.2],
+        "SM90_FIXUP_US_PER_ELEMENT": [1.0 / 16384, 3.0 / 16384, 6.0 / 16384],
+        "SM90_EPILOGUE_US_PER_ELEMENT": [0.5 / 16384, 2.0 / 16384, 4.0 / 16384],
+        "SM90_STREAMK_US": [2.0, 6.0, 12.0],
+    },
 }
 
 
@@ -76,18 +98,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("json", nargs="+")
     ap.add_argument("--keep", nargs="*", default=[""])
+    ap.add_argument("--backend", choices=sorted(GRIDS), default="sm90")
     args = ap.parse_args()
     shapes = load(args.json)
     worst, mean, lines = score(shapes, args.keep)
     print(f"current constants: worst {worst:.3f}, mean {mean:.3f}")
     print("\n".join(lines))
+    grid = GRIDS[args.backend]
     best = None
-    for values in itertools.product(*GRID.values()):
-        for key, value in zip(GRID, values):
+    for values in itertools.product(*grid.values()):
+        for key, value in zip(grid, values):
             setattr(dispatch, key, value)
         w, mu, _ = score(shapes, args.keep)
         if best is None or (w, mu) < best[0]:
-            best = ((w, mu), dict(zip(GRID, values)))
+            best = ((w, mu), dict(zip(grid, values)))
     print(f"best grid point: worst {best[0][0]:.3f}, mean {best[0][1]:.3f}: {best[1]}")
     for key, value in best[1].items():
         setattr(dispatch, key, value)

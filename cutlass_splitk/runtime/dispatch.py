@@ -59,14 +59,18 @@ EFF_EXPONENT = 0.1  # tile efficiency ~ (tile area / 128^2) ** EFF_EXPONENT
 WAVE_OVERHEAD_US = 4.0  # per wave of CTAs: pipeline fill and the CTA's epilogue
 REDUCE_BW_FRACTION = 1.0  # partials written by the GEMM and read back, at this share of DRAM bandwidth
 REGISTERS_PER_SM = 65536
-# sm90 (fitted on the H100 like the sm80 constants; see BENCHMARKS.md)
-SM90_FLOPS_PER_SM = 5.3e12  # wgmma f16/bf16, f32 accumulation, as our kernels reach it
+# sm90 (fitted on an H100 sweep: benchmarks/fit_model.py --backend sm90)
+SM90_FLOPS_PER_SM = 4.5e12  # wgmma f16/bf16, f32 accumulation, as a 128x128 tile reaches it
+SM90_EFF_EXPONENT = 0.2  # smaller tiles: (tile area / 128^2) ** exponent of that rate
+SM90_BW_FRACTION = 0.7  # share of DRAM bandwidth the TMA main loop streams at
+SM90_SM_BYTES_PER_S = 30e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
+SM90_L2_FACTOR = 2.0
 SM90_WAVE_OVERHEAD_US = 1.5  # per work unit a CTA takes: pipeline fill
 SM90_FIXUP_LATENCY_US = 1.0
 SM90_FIXUP_US_PER_ELEMENT = 1.0 / (128 * 128)
 SM90_MEMSET_US = 2.0  # zeroing the stream-K turnstiles before a split launch
-SM90_EPILOGUE_US_PER_ELEMENT = 0.5 / (128 * 128)
-
+SM90_EPILOGUE_US_PER_ELEMENT = 4.0 / (128 * 128)
+SM90_STREAMK_US = 6.0  # stream-K's partial-tile fix-ups and imbalance
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -173,11 +177,14 @@ def why_not(variants: Sequence[KernelVariant], archs: Sequence[int], dev: Device
     return "; ".join(parts)
 
 
-def _memory_us(m: int, n: int, k: int, units: int, tm: int, tn: int, k_len: int, dev: DeviceInfo) -> float:
-    """Every operand byte from DRAM at least once; the CTAs' re-reads served by L2."""
+def _memory_us(m: int, n: int, k: int, units: int, tm: int, tn: int, k_len: int, dev: DeviceInfo,
+               bw_fraction: float = 1.0, l2_factor: float = 0.0, multicast: Tuple[int, int] = (1, 1)) -> float:
+    """Every operand byte from DRAM at least once; the CTAs' re-reads served by L2 (a cluster
+    of (cm, cn) CTAs multicasts B tiles cm-fold and A tiles cn-fold)."""
     unique_bytes = 2.0 * (m * k + k * n)
-    cta_bytes = units * (tm + tn) * k_len * 2.0
-    return max(unique_bytes / dev.bandwidth, cta_bytes / (L2_FACTOR * dev.bandwidth)) * 1e6
+    cta_bytes = units * (tm / multicast[1] + tn / multicast[0]) * k_len * 2.0
+    l2 = l2_factor or L2_FACTOR
+    return max(unique_bytes / (bw_fraction * dev.bandwidth), cta_bytes / (l2 * dev.bandwidth)) * 1e6
 
 
 def _reduce_us(m: int, n: int, parts: int, dev: DeviceInfo) -> float:
@@ -187,7 +194,7 @@ def _reduce_us(m: int, n: int, parts: int, dev: DeviceInfo) -> float:
 def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
     tm, tn, _ = v.tile
     tiles = -(-m // tm) * -(-n // tn)
-    rate = SM90_FLOPS_PER_SM
+    rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
     launches = 1
     if v.mode is SplitMode.PARALLEL:
         k_len, full, rem = sm90_slices(k, split)
@@ -197,13 +204,14 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, split: int, dev: Dev
         parts = max(1, min(split, -(-k // v.tile[2])))
         k_len = -(-k // parts)
     else:  # stream-K: the K iterations of every tile spread evenly over the SMs
-        parts = 1
-        k_len = k
+        parts, k_len = 1, k
     units = tiles * parts
-    t_mem = _memory_us(m, n, k, units, tm, tn, k_len, dev)
+    streams = min(units, dev.sm_count) * SM90_SM_BYTES_PER_S
+    t_mem = _memory_us(m, n, k, units, tm, tn, k_len, dev, min(SM90_BW_FRACTION, streams / dev.bandwidth),
+                       SM90_L2_FACTOR, v.params.cluster)
     if v.mode is SplitMode.STREAM_K:
-        t_compute = 2.0 * tiles * tm * tn * k / (dev.sm_count * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
         waves = 1
+        t_compute = 2.0 * tiles * tm * tn * k / (dev.sm_count * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
     else:
         waves = -(-units // dev.sm_count)
         t_compute = waves * (2.0 * tm * tn * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
@@ -213,9 +221,9 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, split: int, dev: Dev
         extra = _reduce_us(m, n, parts, dev)
         kind = "reduce"
     else:
-        steps = parts - 1 if v.mode is SplitMode.SERIAL else (1 if tiles % dev.sm_count else 0)
-        extra = steps * (SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT)
-        extra += SM90_MEMSET_US if steps else 0.0
+        steps = parts - 1
+        extra = steps * (SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT) + (SM90_MEMSET_US if steps else 0.0)
+        extra += SM90_STREAMK_US if v.mode is SplitMode.STREAM_K else 0.0
         extra += -(-tiles // dev.sm_count) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
         kind = "fix-up + epilogue"
     total += extra

@@ -17,19 +17,3 @@ extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_bf16_parallel_sm90_t128x256x
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
 }
 
-// bias_gelu_mul_permute_bf16_serial_sm90_t128x256x64_c1x1_coop_sauto_a8
-extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_bf16_serial_sm90_t128x256x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
-}
-extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_bf16_serial_sm90_t128x256x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
-}
-
-// bias_gelu_mul_permute_bf16_stream_k_sm90_t128x256x64_c1x1_coop_sauto_a8
-extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_bf16_stream_k_sm90_t128x256x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
-}
-extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_bf16_stream_k_sm90_t128x256x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::run(*args, static_cast<cudaStream_t>(stream)); });
-}
-

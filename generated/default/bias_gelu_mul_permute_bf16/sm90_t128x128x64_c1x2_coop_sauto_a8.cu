@@ -1,0 +1,19 @@
+// generated from configs/default.yaml by cutlass-splitk; do not edit
+// op bias_gelu_mul_permute_bf16: sm90_t128x128x64_c1x2_coop_sauto_a8
+#include "cks_sm90.cuh"
+
+namespace {
+using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true, /*tile=*/128, 128, 64,
+    /*cluster=*/1, 2, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kMul, cks::Bias::kPerCol, cks::Permute::k0213>;
+}  // namespace
+extern template struct cks::sm90::PartialGemm<Gemm>;  // defined in its own unit
+
+// bias_gelu_mul_permute_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+}
+
