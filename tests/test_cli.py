@@ -27,12 +27,12 @@ def test_list_default_why(in_root, capsys):
     lines = out.splitlines()
     config = load_config("configs/default.yaml")
     assert len(lines) == sum(1 + len(op.variants) for op in config.ops) + 1
-    assert lines[0] == "linear_f16: f16 tn archs=[80, 90] bias=per_col act=identity e_op=none permute=none"
+    assert lines[0] == "linear_f16: f16 tn archs=[80] bias=per_col act=identity e_op=none permute=none"
     first = config.ops[0].variants
-    assert first[0].mode.value == "serial" and first[1].mode.value == "parallel"
-    assert lines[1] == f"  {first[0].name}  splits=[1, 2, 4, 8, 16]"
-    assert lines[2] == f"  {first[1].name}  splits=[2, 4, 8, 16, 32]"
-    assert ("bias_gelu_mul_permute_bf16: bf16 tn archs=[80, 90] bias=per_col act=gelu e_op=mul "
+    assert first[0].mode.value == "parallel" and first[0].backend.value == "sm90"
+    assert lines[1] == f"  {first[0].name}  splits=[2, 4, 8, 16, 32]"
+    assert lines[1] == "  linear_f16_parallel_sm90_t64x64x64_c1x1_pp_sauto_a8  splits=[2, 4, 8, 16, 32]"
+    assert ("bias_gelu_mul_permute_bf16: bf16 tn archs=[80] bias=per_col act=gelu e_op=mul "
             "permute=head_split") in lines
     listed = {line.split()[0] for line in lines if line.startswith("  ")}
     assert listed == {v.name for op in config.ops for v in op.variants}
@@ -176,7 +176,7 @@ def test_usage_errors_exit_2(capsys):
 def test_explain_with_a_modelled_device(tiny_build, capsys):
     assert main(["explain", str(tiny_build.out), "tiny_f16", "16", "4096", "4096", "--sms", "132", "--top", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == ("tiny_f16: M=16 N=4096 K=4096 on NVIDIA H100 80GB HBM3 (132 SMs), heuristic ranking:")
+    assert lines[0] == ("tiny_f16: M=16 N=4096 K=4096 on NVIDIA H100 80GB HBM3 (132 SMs, compute capability 9.0), heuristic ranking:")
     assert lines[1].startswith("  -> tiny_f16_") and " split=" in lines[1] and "predicted" in lines[1]
     assert lines[2].startswith("     tiny_f16_")
     assert lines[3] == "     ... 2 more"  # 4 candidates: serial [1, 2] + parallel [2, 4]

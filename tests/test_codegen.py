@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT, TEMPLATES
+from cutlass_splitk.spec import Backend, SplitMode
 from cutlass_splitk import artifact, codegen, fsutil
 from cutlass_splitk.config import load_config, parse_config
 from cutlass_splitk.runtime import abi
@@ -125,7 +126,10 @@ def test_unit_count_for_the_shipped_configs():
     for name in ("default", "epilogues"):
         config = load_config(CONFIGS / f"{name}.yaml")
         units = codegen.render(config)
-        expected = sum(len({v.group for v in op.variants}) + 1 for op in config.ops)
+        # per op: one unit per group, one per distinct sm90 partial GEMM, library.cu
+        expected = sum(len({v.group for v in op.variants})
+                       + len({v.group for v in op.variants if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL})
+                       + 1 for op in config.ops)
         assert len(units) == expected
         assert len({u.relpath for u in units}) == len(units)
         # one unit per group (holding that group's serial and parallel variants) + library.cu per op
@@ -134,9 +138,14 @@ def test_unit_count_for_the_shipped_configs():
             assert [u.name for u in mine][-1] == "library"
             assert sorted(x for u in mine for x in u.variants) == sorted(v.name for v in op.variants)
         if name == "default":
-            # every op is built in both split modes for each of its shapes
-            assert all(len(op.variants) == 2 * len({v.group for v in op.variants}) for op in config.ops)
-            assert expected == sum(len(op.variants) // 2 + 1 for op in config.ops)
+            # every sm80 shape is built in both split modes; the sm90 partial GEMMs are shared
+            # by the ops of one dtype: one distinct text per (dtype, GEMM shape)
+            for op in config.ops:
+                sm80 = [v for v in op.variants if v.backend is Backend.SM80]
+                assert len(sm80) == 2 * len({v.group for v in sm80})
+            partials = [u for u in units if u.name.startswith("partial_")]
+            assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 8
+            assert len(partials) == 4 * len(config.ops)
 
 
 # --- writing ---------------------------------------------------------------------------------------------------

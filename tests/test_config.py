@@ -15,6 +15,7 @@ from cutlass_splitk.backends.sm80.rules import auto_warp, epilogue_rows_fit
 from cutlass_splitk.config import Config, ConfigError, Pruned, load_config, parse_config
 from cutlass_splitk.spec import (
     Activation,
+    Backend,
     BiasMode,
     DType,
     EOp,
@@ -822,6 +823,16 @@ def _expected_variants(raw_grids):
     grids = raw_grids if isinstance(raw_grids, list) else [raw_grids]
     out = {}
     for g in grids:
+        if g.get("backend") == "sm90":
+            assert set(g) <= {"backend", "tile", "cluster", "split_k"}, g  # extend this helper if the config grows
+            for tile, cluster in itertools.product(g["tile"], g.get("cluster", [[1, 1]])):
+                for mode in SplitMode:
+                    if mode.value in g["split_k"]:
+                        value = g["split_k"][mode.value]
+                        key = (mode, tuple(tile), tuple(cluster))
+                        assert key not in out, key
+                        out[key] = (1,) if value is True else tuple(sorted(value))
+            continue
         assert set(g) <= {"tile", "warp", "stages", "split_k"}, g  # extend this helper if the config grows
         tiles = [tuple(t) for t in g["tile"]]
         warps = ([auto_warp(t) for t in tiles] if g.get("warp", "auto") == "auto"
@@ -848,15 +859,19 @@ def test_default_config():
         assert o.archs == tuple(sorted(raw[o.name]["arch"]))
         expected = _expected_variants(raw[o.name]["variants"])
         assert len(o.variants) == len(expected)
-        assert {(v.mode, v.tile, v.params.warp, v.params.stages): v.splits for v in o.variants} == expected
-        assert {(v.params.instruction, v.alignment, v.params.swizzle) for v in o.variants} == {((16, 8, 16), 8, 1)}
-        # every shape is built in both split modes (one translation unit per group)
-        groups = {v.group for v in o.variants}
-        assert len(o.variants) == 2 * len(groups)
-        for v in o.variants:
+        sm80 = [v for v in o.variants if v.backend is Backend.SM80]
+        sm90 = [v for v in o.variants if v.backend is Backend.SM90]
+        got = {(v.mode, v.tile, v.params.warp, v.params.stages): v.splits for v in sm80}
+        got.update({(v.mode, v.tile, v.params.cluster): v.splits for v in sm90})
+        assert got == expected
+        assert {(v.params.instruction, v.alignment, v.params.swizzle) for v in sm80} == {((16, 8, 16), 8, 1)}
+        assert {(v.alignment, v.params.stages) for v in sm90} == {(8, 0)}
+        # every sm80 shape is built in both split modes (one translation unit per group)
+        assert len(sm80) == 2 * len({v.group for v in sm80})
+        for v in sm80:
             assert v.splits == ((1, 2, 4, 8, 16) if v.mode is SplitMode.SERIAL else (2, 4, 8, 16, 32))
     # every op is built with the same grid
-    shapes = {o.name: sorted((v.mode.value, v.tile, v.params.warp, v.params.stages) for v in o.variants) for o in config.ops}
+    shapes = {o.name: sorted(v.name[len(o.name):] for v in o.variants) for o in config.ops}
     assert len({tuple(s) for s in shapes.values()}) == 1
 
 
@@ -864,7 +879,8 @@ def test_epilogues_config():
     config = load_config(CONFIGS / "epilogues.yaml")
     ops = {o.name: o for o in config.ops}
     assert len(ops) == 6 and config.pruned == ()
-    assert len(ops["relu_rowbias_add_f16"].variants) == 4  # alignment [8, 2] x 2 modes
+    # sm80: alignment [8, 2] x 2 modes; sm90: a cooperative tile in 3 modes, a ping-pong one in 2
+    assert len(ops["relu_rowbias_add_f16"].variants) == 4 + 3 + 2
     assert ops["leaky_add_permute_f16"].epilogue.leaky_slope == 0.1
     assert ops["nn_bias_silu_bf16"].layout is Layout.NN
 

@@ -8,9 +8,10 @@ import pytest
 
 from cks_testutil import CONFIGS
 from cutlass_splitk.config import load_config, parse_config
-from cutlass_splitk.runtime import dispatch
-from cutlass_splitk.runtime.dispatch import DeviceInfo, filter_variants, k_partitions, rank
-from cutlass_splitk.spec import DType, KernelVariant, Sm80Params, SplitMode
+from cutlass_splitk.runtime import dispatch, timemodel
+from cutlass_splitk.runtime.dispatch import DeviceInfo, filter_variants, rank
+from cutlass_splitk.runtime.timemodel import k_partitions
+from cutlass_splitk.spec import Backend, DType, KernelVariant, Sm80Params, SplitMode
 
 # An H100 SXM as DeviceInfo.from_properties models it (132 SMs, 3.0 TB/s, 2.95 TFLOP/s per SM).
 DEVICE = DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)
@@ -42,6 +43,8 @@ LINEAR = OPS["linear_f16"].variants
 BIG = OPS["big_f16"].variants
 # The shipped grid: the behavioural assertions must hold for it as well.
 SHIPPED = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["linear_f16"].variants
+SHIPPED_SM80 = tuple(v for v in SHIPPED if v.backend is Backend.SM80)
+SHIPPED_SM90 = tuple(v for v in SHIPPED if v.backend is Backend.SM90)
 VARIANT_SETS = pytest.mark.parametrize("variants", [LINEAR, SHIPPED], ids=["test_grid", "shipped"])
 
 
@@ -81,7 +84,7 @@ def test_k_partitions_cover_k_exactly():
 def test_large_square_problem_does_not_split(variants):
     c = best(4096, 4096, 4096, variants)
     assert c.split == 1 and c.parts == 1, c.describe()
-    assert c.mode is SplitMode.SERIAL
+    assert c.mode is not SplitMode.PARALLEL  # serial split 1, or stream-K (no split factor)
 
 
 @VARIANT_SETS
@@ -103,7 +106,7 @@ def test_ranking_is_sorted_and_complete():
     assert times == sorted(times)
     assert {(c.variant.name, c.split) for c in cands} == {(v.name, s) for v in LINEAR for s in v.splits}
     for c in cands:
-        assert c.predicted_us > dispatch.LAUNCH_US
+        assert c.predicted_us > timemodel.LAUNCH_US
         assert c.parts == k_partitions(14336, c.split, 64)[1]
 
 
@@ -123,24 +126,24 @@ def test_rank_deterministic_tie_break():
 
 def test_fixup_constants_are_the_documented_fit():
     # "(parts - 1) * (1.5 + tm * tn * 7.3e-4) us ... ~13.5 us per step for a 128x128 tile"
-    assert dispatch.FIXUP_LATENCY_US == 1.5
-    assert dispatch.FIXUP_US_PER_ELEMENT == pytest.approx(7.3e-4, rel=1e-2)
-    assert dispatch.FIXUP_LATENCY_US + 128 * 128 * dispatch.FIXUP_US_PER_ELEMENT == pytest.approx(13.5)
+    assert timemodel.FIXUP_LATENCY_US == 1.5
+    assert timemodel.FIXUP_US_PER_ELEMENT == pytest.approx(7.3e-4, rel=1e-2)
+    assert timemodel.FIXUP_LATENCY_US + 128 * 128 * timemodel.FIXUP_US_PER_ELEMENT == pytest.approx(13.5)
 
 
 def test_serial_fixup_and_parallel_reduction_costs():
     v_serial = next(v for v in LINEAR if v.mode is SplitMode.SERIAL and v.tile == (128, 128, 32))
     v_parallel = next(v for v in LINEAR if v.mode is SplitMode.PARALLEL and v.tile == (128, 128, 32))
-    one = dispatch.predict(v_serial, 4096, 4096, 4096, 1, DEVICE)
-    two = dispatch.predict(v_serial, 4096, 4096, 4096, 2, DEVICE)
+    one = timemodel.predict(v_serial, 4096, 4096, 4096, 1, DEVICE)
+    two = timemodel.predict(v_serial, 4096, 4096, 4096, 2, DEVICE)
     # the same flops in 4 waves of 1024 CTAs vs 8 waves of half-length CTAs: the main loop grows
     # by the per-wave overhead (4 more waves x 4 us), plus one fix-up step: 3 us of latency +
     # 128*128 elements at 12/(128*128) us each = 15 us
     step = 1.5 + 128 * 128 * 12.0 / (128 * 128)
     assert two.predicted_us - one.predicted_us == pytest.approx(step + 4 * 4.0)
-    four = dispatch.predict(v_serial, 4096, 4096, 4096, 4, DEVICE)
+    four = timemodel.predict(v_serial, 4096, 4096, 4096, 4, DEVICE)
     assert four.predicted_us - one.predicted_us == pytest.approx(3 * step + 12 * 4.0)  # 16 waves
-    par = dispatch.predict(v_parallel, 4096, 4096, 4096, 2, DEVICE)
+    par = timemodel.predict(v_parallel, 4096, 4096, 4096, 2, DEVICE)
     reduce_us = 0.5 + (2 * 4096 * 4096 * 4.0 * 2 + 4096 * 4096 * 2.0) / (1.0 * 3.0e12) * 1e6
     assert par.predicted_us - two.predicted_us == pytest.approx(reduce_us - step)
     assert "fix-up" in two.detail and "reduce" in par.detail
@@ -156,8 +159,8 @@ def test_fixup_step_grows_with_the_tile_area(tile, step_us):
     v = next(v for v in LINEAR + BIG if v.mode is SplitMode.SERIAL and v.tile == tile)
     # 4096^3: split 2 doubles the CTAs and the (rounded-up) waves and halves each CTA's K, so
     # the main loop is unchanged and the difference is one fix-up step
-    one = dispatch.predict(v, 4096, 4096, 4096, 1, DEVICE)
-    two = dispatch.predict(v, 4096, 4096, 4096, 2, DEVICE)
+    one = timemodel.predict(v, 4096, 4096, 4096, 1, DEVICE)
+    two = timemodel.predict(v, 4096, 4096, 4096, 2, DEVICE)
     assert two.parts == 2
     grid = re.compile(r"^(\d+) CTAs, (\d+) wave\(s\) of \d+, main ([\d.]+) us")
     (ctas1, waves1, main1), (ctas2, waves2, main2) = (grid.match(c.detail).groups() for c in (one, two))
@@ -172,10 +175,10 @@ def _documented_prediction(v, m, n, k, split, dev):
     tm, tn, _ = v.tile
     gemm_k, parts = k_partitions(k, split, 64 if k % 64 == 0 else 8)
     ctas = -(-m // tm) * -(-n // tn) * parts
-    occ = dispatch.occupancy(v)
+    occ = timemodel.occupancy(v)
     waves = -(-ctas // (dev.sm_count * occ))
     t_mem = max(2.0 * (m * k + k * n) / dev.bandwidth, ctas * (tm + tn) * gemm_k * 2.0 / (3.0 * dev.bandwidth)) * 1e6
-    t_compute = waves * (2.0 * tm * tn * gemm_k / (dev.mma_flops_per_sm * dispatch.tile_efficiency(v) / occ) * 1e6
+    t_compute = waves * (2.0 * tm * tn * gemm_k / (dev.mma_flops_per_sm * timemodel.tile_efficiency(v) / occ) * 1e6
                          + 4.0)
     total = 3.0 + max(t_mem, t_compute)
     if v.mode is SplitMode.SERIAL:
@@ -187,12 +190,73 @@ def _documented_prediction(v, m, n, k, split, dev):
 
 @pytest.mark.parametrize("m, n, k", [(16, 4096, 14336), (256, 256, 65536), (4096, 4096, 4096), (100, 136, 1000)])
 def test_predict_follows_the_documented_model(m, n, k):
-    for v in LINEAR + BIG + SHIPPED:
+    for v in LINEAR + BIG + SHIPPED_SM80:
         for split in v.splits:
-            c = dispatch.predict(v, m, n, k, split, DEVICE)
+            c = timemodel.predict(v, m, n, k, split, DEVICE)
             parts, total = _documented_prediction(v, m, n, k, split, DEVICE)
             assert (c.split, c.parts) == (split, parts)
             assert c.predicted_us == pytest.approx(total, rel=1e-12), (v.name, split)
+
+
+def _documented_prediction_sm90(v, m, n, k, split, dev):
+    """The sm90 model, recomputed from timemodel.py's docstring and constants."""
+    tm, tn, tk = v.tile
+    tiles = -(-m // tm) * -(-n // tn)
+    rate = timemodel.SM90_FLOPS_PER_SM * min(1.0, (tm * tn / 16384) ** timemodel.SM90_EFF_EXPONENT)
+    launches = 1
+    if v.mode is SplitMode.PARALLEL:
+        unit = 64 if k % 64 == 0 else 8
+        length = -(-(-(-k // split)) // unit) * unit
+        parts, k_len = k // length + (k % length > 0), length
+        launches += k % length > 0
+    elif v.mode is SplitMode.SERIAL:
+        parts = max(1, min(split, -(-k // tk)))
+        k_len = -(-k // parts)
+    else:
+        parts, k_len = 1, k
+    units = tiles * parts
+    cm, cn = v.params.cluster
+    streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S
+    bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
+    t_mem = max(2.0 * (m * k + k * n) / bw,
+                units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth)) * 1e6
+    if v.mode is SplitMode.STREAM_K:
+        t_compute = 2.0 * tiles * tm * tn * k / (dev.sm_count * rate) * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US
+    else:
+        t_compute = -(-units // dev.sm_count) * (2.0 * tm * tn * k_len / rate * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US)
+    total = 3.0 * launches + max(t_mem, t_compute)
+    if v.mode is SplitMode.PARALLEL:
+        return parts, total + 0.5 + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
+    steps = parts - 1
+    total += steps * (timemodel.SM90_FIXUP_LATENCY_US + tm * tn * timemodel.SM90_FIXUP_US_PER_ELEMENT)
+    total += timemodel.SM90_MEMSET_US if steps else 0.0
+    total += timemodel.SM90_STREAMK_US if v.mode is SplitMode.STREAM_K else 0.0
+    return parts, total + -(-tiles // dev.sm_count) * tm * tn * timemodel.SM90_EPILOGUE_US_PER_ELEMENT
+
+
+@pytest.mark.parametrize("m, n, k", [(16, 4096, 14336), (256, 256, 65536), (4096, 4096, 4096), (100, 136, 1000)])
+def test_sm90_predict_follows_the_documented_model(m, n, k):
+    assert SHIPPED_SM90
+    for v in SHIPPED_SM90:
+        for split in v.splits:
+            c = timemodel.predict(v, m, n, k, split, DEVICE)
+            parts, total = _documented_prediction_sm90(v, m, n, k, split, DEVICE)
+            assert (c.split, c.parts) == (split, parts)
+            assert c.predicted_us == pytest.approx(total, rel=1e-12), (v.name, split)
+
+
+def test_variants_are_ranked_only_where_they_run():
+    a100 = DeviceInfo("A100", 108, 1.8e12, 2.9e12, 8, 0)
+    l40 = DeviceInfo("L40", 142, 0.86e12, 1.3e12, 8, 9)
+    h100 = DEVICE
+    assert {c.variant.backend for c in rank(SHIPPED, 256, 256, 65536, a100, archs=(80,))} == {Backend.SM80}
+    assert {c.variant.backend for c in rank(SHIPPED, 256, 256, 65536, l40, archs=(80,))} == {Backend.SM80}
+    assert {c.variant.backend for c in rank(SHIPPED, 256, 256, 65536, h100, archs=(80,))} == {Backend.SM90}
+    assert {c.variant.backend for c in rank(SHIPPED, 256, 256, 65536, h100, archs=(80, 90))} == \
+        {Backend.SM80, Backend.SM90}
+    assert rank(SHIPPED, 256, 256, 65536, DeviceInfo("B200", 148, 8e12, 3e12, 10, 0), archs=(80, 90)) == []
+    assert dispatch.why_not(SHIPPED, (80,), a100) == ("its sm90 variants are built for sm_90a (compute capability "
+                                                      "9.0); its sm80 variants for sm_80")
 
 
 def test_decode_prediction_by_hand():
@@ -202,7 +266,7 @@ def test_decode_prediction_by_hand():
     # compute: 2 * 32 * 128 * 3584 flop / (2.95e12 * (1/4)^0.1 / 2) + 4 us per wave = 26.86 us;
     # reduce: 0.5 + (4 * 16 * 4096 * 8 + 16 * 4096 * 2) B / 3e12 = 1.243 us; + 3 us launch.
     v = next(v for v in LINEAR if v.mode is SplitMode.PARALLEL and v.tile == (32, 128, 64))
-    c = dispatch.predict(v, 16, 4096, 14336, 4, DEVICE)
+    c = timemodel.predict(v, 16, 4096, 14336, 4, DEVICE)
     memory = 2.0 * (16 * 14336 + 14336 * 4096) / 3.0e12 * 1e6
     compute = 2.0 * 32 * 128 * 3584 / (2.95e12 * 0.25 ** 0.1 / 2) * 1e6 + 4.0
     reduce_us = 0.5 + (4 * 16 * 4096 * 8.0 + 16 * 4096 * 2.0) / 3.0e12 * 1e6
@@ -239,33 +303,33 @@ def test_occupancy_and_tile_efficiency():
     # 4 stages: 128x128x32 -> 64 KiB, 64x64x64 -> 64 KiB, 32x128x64 -> 80 KiB of shared memory
     # (3, 3 and 2 CTAs fit in 228 KiB); registers: 4 warps x 32 threads x (96 + 64*64/32 = 224) for
     # 64x64 warps -> 65536 // 28672 = 2 CTAs, (96 + 32*32/32 = 128) for 32x32 warps -> 4 CTAs
-    assert {t: dispatch.occupancy(v) for t, v in by_tile.items()} == {
+    assert {t: timemodel.occupancy(v) for t, v in by_tile.items()} == {
         (128, 128, 32): 2, (64, 64, 64): 2, (32, 128, 64): 2}
-    assert dispatch.tile_efficiency(by_tile[(128, 128, 32)]) == 1.0
-    assert dispatch.tile_efficiency(by_tile[(64, 64, 64)]) == pytest.approx(0.25 ** 0.1)
-    assert dispatch.tile_efficiency(by_tile[(32, 128, 64)]) == pytest.approx(0.25 ** 0.1)
+    assert timemodel.tile_efficiency(by_tile[(128, 128, 32)]) == 1.0
+    assert timemodel.tile_efficiency(by_tile[(64, 64, 64)]) == pytest.approx(0.25 ** 0.1)
+    assert timemodel.tile_efficiency(by_tile[(32, 128, 64)]) == pytest.approx(0.25 ** 0.1)
 
 
 def test_occupancy_limited_by_shared_memory_or_registers():
     big = {(v.tile, v.params.warp): v for v in BIG if v.mode is SplitMode.SERIAL}
     # 128x128x64, 4 stages: 128 KiB of shared memory -> 1 CTA (registers would allow 2)
     v = big[((128, 128, 64), (64, 64, 64))]
-    assert v.params.smem_bytes(v.tile, DType.F16) == 131072 and dispatch.SMEM_PER_SM // 131072 == 1
-    assert dispatch.REGISTERS_PER_SM // (32 * 4 * (96 + 64 * 64 // 32)) == 2
-    assert dispatch.occupancy(v) == 1
+    assert v.params.smem_bytes(v.tile, DType.F16) == 131072 and timemodel.SMEM_PER_SM // 131072 == 1
+    assert timemodel.REGISTERS_PER_SM // (32 * 4 * (96 + 64 * 64 // 32)) == 2
+    assert timemodel.occupancy(v) == 1
     # 256x128x32, 3 stages: 72 KiB (3 would fit), but 8 warps x 32 x 224 registers = 57344 -> 1 CTA
     v = big[((256, 128, 32), (64, 64, 32))]
     assert v.params.warp_count(v.tile) == 8 and v.params.smem_bytes(v.tile, DType.F16) == 73728
-    assert dispatch.occupancy(v) == 1
+    assert timemodel.occupancy(v) == 1
     # 128x256x32 with 4 warps of 64x128: 96 + 256 = 352 registers x 128 threads = 45056 -> 1 CTA
     v = big[((128, 256, 32), (64, 128, 32))]
-    assert v.params.warp_count(v.tile) == 4 and dispatch.SMEM_PER_SM // v.params.smem_bytes(v.tile, DType.F16) == 3
-    assert dispatch.occupancy(v) == 1
+    assert v.params.warp_count(v.tile) == 4 and timemodel.SMEM_PER_SM // v.params.smem_bytes(v.tile, DType.F16) == 3
+    assert timemodel.occupancy(v) == 1
     # the same tile as 8 warps of 64x64: 96 + 128 = 224 registers x 256 threads -> still 1
-    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (128, 256, 32), 8,
+    assert timemodel.occupancy(KernelVariant("x", SplitMode.SERIAL, (128, 256, 32), 8,
                                             Sm80Params((64, 64, 32), (16, 8, 16), 3, 1), (1,))) == 1
     # small warps: 32x16 warps (2 per 32x64 tile) need 96 + 16 = 112 registers: capped at 2 CTAs
-    assert dispatch.occupancy(KernelVariant("x", SplitMode.SERIAL, (32, 64, 64), 8,
+    assert timemodel.occupancy(KernelVariant("x", SplitMode.SERIAL, (32, 64, 64), 8,
                                             Sm80Params((32, 16, 64), (16, 8, 16), 3, 1), (1,))) == 2
 
 
@@ -280,8 +344,8 @@ def test_occupancy_limited_by_shared_memory_or_registers():
 ])
 def test_tile_efficiency_formula(tile, efficiency):
     v = KernelVariant("x", SplitMode.SERIAL, tile, 8, Sm80Params((32, 32, tile[2]), (16, 8, 16), 3, 1), (1,))
-    assert dispatch.tile_efficiency(v) == pytest.approx(efficiency)
-    assert dispatch.tile_efficiency(v) <= 1.12
+    assert timemodel.tile_efficiency(v) == pytest.approx(efficiency)
+    assert timemodel.tile_efficiency(v) <= 1.12
 
 
 @pytest.mark.parametrize("name, major, minor, bandwidth, per_sm", [

@@ -1,0 +1,237 @@
+"""The sm90 backend on the CPU: its YAML grammar (exact errors and pruning reasons), the model
+of its variants, the bytes its generator emits, and (nvcc marker) a real sm_90a build."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cutlass_splitk import codegen
+from cutlass_splitk.backends.sm90 import rules
+from cutlass_splitk.config import ConfigError, parse_config
+from cutlass_splitk.spec import Backend, KernelVariant, Schedule, Sm90Params, SplitMode
+
+SM90_YAML = """\
+ops:
+  h_f16:
+    dtype: f16
+    epilogue: {bias: per_col, activation: gelu, e_op: mul, permute: head_split}
+    variants:
+      backend: sm90
+      tile: [[128, 128, 64]]
+      split_k:
+        serial: [1, 2]
+        parallel: [2, 4]
+"""
+
+
+def error(text: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "x.yaml")
+    return str(info.value)
+
+
+def grid_lines(extra: str, text: str = SM90_YAML) -> str:
+    """SM90_YAML with ``extra`` inserted after its tile line."""
+    return text.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 128, 64]]\n" + extra, 1)
+
+
+def test_minimal_sm90_grid():
+    (op,) = parse_config(SM90_YAML, "x.yaml").ops
+    params = Sm90Params((1, 1), Schedule.COOPERATIVE, 0)
+    assert op.archs == ()  # arch: is for sm80 grids
+    assert op.variants == (
+        KernelVariant("h_f16", SplitMode.SERIAL, (128, 128, 64), 8, params, (1, 2)),
+        KernelVariant("h_f16", SplitMode.PARALLEL, (128, 128, 64), 8, params, (2, 4)),
+    )
+    assert [v.name for v in op.variants] == ["h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8",
+                                             "h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8"]
+    assert {v.backend for v in op.variants} == {Backend.SM90}
+
+
+def test_schedule_auto_follows_tile_m_and_stream_k():
+    text = SM90_YAML.replace("tile: [[128, 128, 64]]", "tile: [[64, 128, 64], [256, 128, 64]]").replace(
+        "serial: [1, 2]", "serial: [1]").replace("parallel: [2, 4]", "parallel: [3]\n        stream_k: true")
+    config = parse_config(text, "x.yaml")
+    got = {(v.tile[0], v.mode.value, v.params.schedule.value) for v in config.ops[0].variants}
+    assert got == {(64, "serial", "pingpong"), (64, "parallel", "pingpong"), (256, "serial", "cooperative"),
+                   (256, "parallel", "cooperative"), (256, "stream_k", "cooperative")}
+    # stream-K on ping-pong is pruned, with the reason
+    assert [(p.description, p.reason) for p in config.pruned] == [
+        ("h_f16_stream_k_sm90_t64x128x64_c1x1_pp_sauto_a8",
+         "stream-K needs the cooperative schedule (CUTLASS's ping-pong kernel has no stream-K scheduler)")]
+    assert [v.splits for v in config.ops[0].variants if v.mode is SplitMode.STREAM_K] == [(1,)]
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("      cluster: [[2, 2]]\n", "x.yaml:8: ops.h_f16.variants.cluster[0]: cluster [2, 2] is not supported; "
+                                   "valid values: [1, 1], [2, 1], [1, 2]"),
+    ("      cluster: [2, 1]\n", "x.yaml:8: ops.h_f16.variants.cluster: expected a list of [M, N] cluster shapes, "
+                                "e.g. [[1, 1], [2, 1]], got [2, 1]"),
+    ("      cluster: [[1, 1], [1, 1]]\n", "x.yaml:8: ops.h_f16.variants.cluster[1]: duplicate value [1, 1]"),
+    ("      schedule: fast\n", "x.yaml:8: ops.h_f16.variants.schedule: invalid value 'fast'; valid values: "
+                               "cooperative, pingpong"),
+    ("      stages: [1]\n", "x.yaml:8: ops.h_f16.variants.stages[0]: 1 is out of range [2, 12]"),
+    ("      alignment: 4\n", "x.yaml:8: ops.h_f16.variants.alignment: alignment 4 is not possible for sm90 "
+                             "(TMA moves 16-byte rows); valid values: 8"),
+    ("      warp: auto\n", "x.yaml:8: ops.h_f16.variants.warp: unknown key 'warp'; valid keys: tile, cluster, "
+                           "schedule, stages, alignment, split_k"),
+])
+def test_grid_errors(extra, message):
+    assert error(grid_lines(extra)) == message
+
+
+@pytest.mark.parametrize("tile, message", [
+    ([96, 128, 64], "x.yaml:7: ops.h_f16.variants.tile[0]: tile M 96 is not possible for sm90 (wgmma warpgroups "
+                    "of 64 rows); valid values: 64, 128, 256"),
+    ([128, 80, 64], "x.yaml:7: ops.h_f16.variants.tile[0]: tile N 80 is not possible for sm90: use a multiple of "
+                    "32 from 32 to 256"),
+    ([128, 512, 64], "x.yaml:7: ops.h_f16.variants.tile[0]: tile N 512 is not possible for sm90: use a multiple of "
+                     "32 from 32 to 256"),
+    ([128, 128, 16], "x.yaml:7: ops.h_f16.variants.tile[0]: tile K 16 is not possible for sm90; valid values: "
+                     "32, 64, 128"),
+])
+def test_tile_errors(tile, message):
+    assert error(SM90_YAML.replace("[[128, 128, 64]]", f"[{tile}]")) == message
+
+
+def test_stream_k_must_be_a_boolean_and_split_k_not_empty():
+    assert error(SM90_YAML.replace("parallel: [2, 4]", "stream_k: [1]")) == \
+        "x.yaml:10: ops.h_f16.variants.split_k.stream_k: expected true or false, got list [1]"
+    text = SM90_YAML.replace("        serial: [1, 2]\n        parallel: [2, 4]\n", "        stream_k: false\n")
+    assert error(text) == "x.yaml:8: ops.h_f16.variants.split_k: empty grid: give 'serial', 'parallel' and/or 'stream_k'"
+
+
+def test_unknown_backend_and_arch_without_sm80_grids():
+    assert error(SM90_YAML.replace("backend: sm90", "backend: sm100")) == \
+        "x.yaml:6: ops.h_f16.variants.backend: invalid value 'sm100'; valid values: sm80, sm90"
+    assert error(SM90_YAML.replace("    dtype: f16\n", "    dtype: f16\n    arch: [90]\n")) == (
+        "x.yaml:4: ops.h_f16.arch: arch chooses the targets of sm80 grids, and this op has none (sm90 grids "
+        "always build for sm_90a): remove it")
+
+
+@pytest.mark.parametrize("extra, tile, reason", [
+    ("      schedule: pingpong\n", [256, 128, 64],
+     "tile [256, 128, 64] with the pingpong schedule holds 256 f32 accumulators per thread (at most 128): use a "
+     "smaller tile or the cooperative schedule"),
+    ("      schedule: cooperative\n", [64, 128, 64],
+     "the cooperative schedule needs tile M >= 128 (two warpgroups of 64 rows), got 64"),
+    ("      stages: [5]\n", [128, 256, 64], {"shared memory 268288 B (5 stages + epilogue) > 232448 B limit of sm_90",
+                                          "shared memory 282624 B (5 stages + epilogue) > 232448 B limit of sm_90"}),
+])
+def test_pruned_grid_points_say_why(extra, tile, reason):
+    text = grid_lines(extra).replace("[[128, 128, 64]]", f"[[128, 128, 64], {tile}]").replace(
+        "serial: [1, 2]", "serial: [1]")
+    config = parse_config(text, "x.yaml")
+    assert {p.reason for p in config.pruned} == (reason if isinstance(reason, set) else {reason})
+    assert all(v.tile == (128, 128, 64) for v in config.ops[0].variants)
+
+
+def test_serial_split_above_one_needs_cooperative():
+    text = SM90_YAML.replace("[[128, 128, 64]]", "[[64, 128, 64]]")
+    config = parse_config(text, "x.yaml")
+    assert [v.mode for v in config.ops[0].variants] == [SplitMode.PARALLEL]
+    assert [p.reason for p in config.pruned] == [
+        "serial split factors above 1 need the cooperative schedule (CUTLASS's ping-pong kernel has no "
+        "in-kernel split-K); use serial: [1] or parallel split-K"]
+
+
+def test_rules_mirror_the_epilogue_header():
+    # FusedWarpEpilogue::kCols: 64 columns staged unless the accumulators fill the registers
+    assert rules.epilogue_columns((128, 128, 64), Schedule.COOPERATIVE) == 64
+    assert rules.epilogue_columns((128, 256, 64), Schedule.COOPERATIVE) == 32
+    assert rules.epilogue_columns((128, 96, 64), Schedule.COOPERATIVE) == 32
+    assert rules.epilogue_smem((128, 128, 64), Schedule.COOPERATIVE, SplitMode.SERIAL) == 8 * 16 * 68 * 4
+    header = (rules.__file__.rsplit("/", 1)[0] + "/templates/sm90_epilogue.cuh")
+    text = open(header).read()
+    assert "static constexpr int kCols = (kTileN % 64 == 0 && kValues < 128) ? 64 : 32;" in text
+    assert "static constexpr int kStride = kCols + 4;" in text
+
+
+def test_mixed_backends_in_one_op_and_the_manifest_round_trip():
+    text = SM90_YAML.replace("    variants:\n      backend: sm90\n", "    arch: [80]\n    variants:\n"
+                             "      - {tile: [[64, 64, 64]], stages: [3], split_k: {serial: [1]}}\n"
+                             "      - backend: sm90\n").replace("      tile: [[128", "        tile: [[128").replace(
+        "      split_k:\n        serial: [1, 2]\n        parallel: [2, 4]\n",
+        "        split_k: {serial: [1, 2], parallel: [2, 4]}\n")
+    (op,) = parse_config(text, "x.yaml").ops
+    assert [v.backend for v in op.variants] == [Backend.SM80, Backend.SM90, Backend.SM90]
+    assert op.archs == (80,)
+    from cutlass_splitk import artifact
+    from cutlass_splitk.spec import OpSpec
+    assert OpSpec.from_json(json.loads(json.dumps(artifact.describe(op)))) == op
+    d = artifact.describe(op)["variants"][1]
+    assert d == {"name": "h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8", "backend": "sm90", "mode": "serial",
+                 "tile": [128, 128, 64], "alignment": 8, "cluster": [1, 1], "schedule": "cooperative", "stages": 0,
+                 "splits": [1, 2]}
+    units = codegen.render(parse_config(text, "x.yaml"))
+    assert [(u.name, u.backend, u.targets) for u in units] == [
+        ("t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "sm80", ("80",)),
+        ("sm90_t128x128x64_c1x1_coop_sauto_a8", "sm90", ("90a",)),
+        ("partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8", "sm90", ("90a",)),
+        ("library", "", ("80",)),
+    ]
+
+
+def test_generated_sm90_units_byte_for_byte():
+    units = codegen.render(parse_config(SM90_YAML, "x.yaml"))
+    group, partial = units[0], units[1]
+    assert group.text == """\
+// generated from x.yaml by cutlass-splitk; do not edit
+// op h_f16: sm90_t128x128x64_c1x1_coop_sauto_a8
+#include "cks_sm90.cuh"
+
+namespace {
+using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*tile=*/128, 128, 64,
+    /*cluster=*/1, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kMul, cks::Bias::kPerCol, cks::Permute::k0213>;
+}  // namespace
+extern template struct cks::sm90::PartialGemm<Gemm>;  // defined in its own unit
+
+// h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+}
+
+// h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+}
+
+"""
+    assert partial.name == "partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8" and partial.variants == ()
+    assert partial.text == """\
+// generated from x.yaml by cutlass-splitk; do not edit
+// sm90 partial GEMM (f32 partials of K slices) for partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8: one unit shared by every op
+// of this config that uses it (same text, so the object cache compiles it once)
+#include "sm90_partial_impl.cuh"
+
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true,
+    /*tile=*/128, 128, 64, /*cluster=*/1, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>>;
+"""
+    # the partial GEMM does not depend on the op: another op of the same dtype gets the same text
+    other = parse_config(SM90_YAML.replace("h_f16", "other_f16").replace(
+        "{bias: per_col, activation: gelu, e_op: mul, permute: head_split}", "{bias: per_row}"), "x.yaml")
+    assert codegen.render(other)[1].text == partial.text
+
+
+@pytest.mark.nvcc
+def test_sm90_units_compile_and_link(tmp_path):
+    """A parallel-only sm90 group and its partial GEMM, built for sm_90a by the real nvcc (the
+    serial kernel is covered on the GPU; its compile costs ~45 s more)."""
+    from cutlass_splitk.build import build
+
+    config = tmp_path / "h.yaml"
+    config.write_text(SM90_YAML.replace("        serial: [1, 2]\n", ""))
+    result = build(config, out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", jobs=2, progress=False)
+    assert result.compiled == 3  # group, partial GEMM, library
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    (variant,) = manifest["ops"]["h_f16"]["variants"]
+    assert variant["backend"] == "sm90" and variant["mode"] == "parallel"
