@@ -27,8 +27,15 @@ def test_sanitizer_clean(tool):
     built = manifest("default")
     if built is None:
         pytest.skip("build/default is not built")
-    # sanitize_serial.py: every variant of two ops, two problems each
-    problems = 2 * sum(len(built["ops"][op]["variants"]) for op in ("linear_bias_gelu_f16", "bias_gelu_mul_permute_bf16"))
+    # sanitize_serial.py: every variant of two ops that this GPU runs, two problems each
+    import cutlass_splitk
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from sanitize_serial import OPS, runnable
+
+    lib = cutlass_splitk.load(BUILD_ROOT / "default")
+    problems = 2 * sum(len(runnable(lib, getattr(lib, op))) for op in OPS)
+    assert problems > 0
     proc = subprocess.run(
         ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99", sys.executable,
          str(ROOT / "benchmarks" / "sanitize_serial.py"), str(BUILD_ROOT / "default")],
