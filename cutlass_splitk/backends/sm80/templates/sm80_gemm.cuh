@@ -52,24 +52,7 @@ struct Common {
   }
 
   // Checks shared by both strategies; returns an empty string when the problem can run.
-  static std::string check(CksArgs const& a) {
-    if (a.m <= 0 || a.n <= 0 || a.k <= 0)
-      return "M, N, K must be positive (empty problems are handled by the caller)";
-    if (a.split_k < 1) return "split_k must be >= 1";
-    if (int64_t(a.m) * a.n >= (int64_t(1) << 31))
-      return "M * N must be below 2^31";
-    int const bytes = kAlign * int(sizeof(Element));
-    if (!a.a || !aligned(a.a, bytes) || a.lda % kAlign || a.lda < a.k)
-      return "A must be " + std::to_string(bytes) + "-byte aligned with lda a multiple of " +
-             std::to_string(kAlign) + " and >= K";
-    int64_t const b_contig = Cfg::kBColumnMajor ? a.k : a.n;
-    if (!a.b || !aligned(a.b, bytes) || a.ldb % kAlign || a.ldb < b_contig)
-      return "B must be " + std::to_string(bytes) + "-byte aligned with ldb a multiple of " +
-             std::to_string(kAlign) + " and >= " + std::to_string(b_contig);
-    if (a.k % kAlign)
-      return "K = " + std::to_string(a.k) + " must be a multiple of " + std::to_string(kAlign);
-    return std::string();
-  }
+  static std::string check(CksArgs const& a) { return check_problem<Cfg>(a); }
 
   // CUTLASS's GemmUniversal kernel for this config with output element ElementC stored
   // kCountC at a time (the output type for serial, float partials for parallel; serial only

@@ -45,32 +45,11 @@ inline int status(cutlass::Status s, char const* what) {
   return fail(CKS_ERROR_INTERNAL, std::string(what) + ": " + cutlassGetStatusString(s));
 }
 
-// Checks shared by every mode; returns an empty string when the problem can run.
-template <class Cfg>
-std::string check(CksArgs const& a) {
-  using Element = typename Cfg::Element;
-  int const kAlign = Cfg::kAlignment;
-  if (a.m <= 0 || a.n <= 0 || a.k <= 0)
-    return "M, N, K must be positive (empty problems are handled by the caller)";
-  if (a.split_k < 1) return "split_k must be >= 1";
-  if (int64_t(a.m) * a.n >= (int64_t(1) << 31)) return "M * N must be below 2^31";
-  int const bytes = kAlign * int(sizeof(Element));
-  if (!a.a || !aligned(a.a, bytes) || a.lda % kAlign || a.lda < a.k)
-    return "A must be " + std::to_string(bytes) + "-byte aligned with lda a multiple of " +
-           std::to_string(kAlign) + " and >= K";
-  int64_t const b_contig = Cfg::kBColumnMajor ? a.k : a.n;
-  if (!a.b || !aligned(a.b, bytes) || a.ldb % kAlign || a.ldb < b_contig)
-    return "B must be " + std::to_string(bytes) + "-byte aligned with ldb a multiple of " +
-           std::to_string(kAlign) + " and >= " + std::to_string(b_contig);
-  if (a.k % kAlign) return "K = " + std::to_string(a.k) + " must be a multiple of " + std::to_string(kAlign);
-  return std::string();
-}
-
 // ABI, arguments, then the epilogue's own checks (permute view, C, E, bias); fills epi.
 template <class Cfg>
 int prepare(CksArgs const& a, typename FusedEpilogue<Cfg>::Params& epi) {
   if (int s = check_abi(a)) return s;
-  std::string why = check<Cfg>(a);
+  std::string why = check_problem<Cfg>(a);
   if (why.empty()) why = FusedEpilogue<Cfg>::init_host(epi, a);
   return why.empty() ? CKS_OK : fail(CKS_ERROR_INVALID_PROBLEM, why);
 }
