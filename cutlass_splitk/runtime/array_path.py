@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from ..spec import BiasMode, Layout, OpSpec, Permute
 from . import arrays, cudacore, operands
 from .arrays import ArrayView
-from .dlpack import KDL_CUDA, DeviceArray
+from .dlpack import KDL_CUDA, DeviceArray, contiguous_strides
 from .launcher import Request
 
 if TYPE_CHECKING:
@@ -80,8 +80,10 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
             if vout.readonly:
                 raise ValueError(f"{op.name}: out is read-only ({type(out).__name__}); pass a writable array")
             operands.check_out_overlap(op.name, ep.permute, vout, va, vb, vc, vbias, ve)
-        else:
-            out, vout = _new_output(a, out_shape, want, device, stream, devices)
+        elif m == 0 or n == 0:
+            return _new_output(a, out_shape, want, device, stream, devices)[0]
+        else:  # allocated once the layouts passed (any allocation is aligned enough)
+            vout = ArrayView(0, out_shape, contiguous_strides(out_shape), want, 2, device, False, None)
         if m == 0 or n == 0:
             return out
 
@@ -91,6 +93,11 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
             return _pad(devices, device, stream, spec, o, m, kp, np_)
 
         ops = operands.prepare(op.spec, va, vb, vc, vbias, ve, vout, m, n, k, beta, align, pad)
+        if out is None:
+            placeholder = vout
+            out, vout = _new_output(a, out_shape, want, device, stream, devices)
+            if ops.d is placeholder:
+                ops.d = vout
         request = Request(ops, m, alpha, beta, slope, view, device, device, pool, split_k, mode, variant,
                           stream=stream, workspace=op.library.array_workspace, tunable=False)
         op.launcher.launch(request)
@@ -125,7 +132,7 @@ def _new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stre
     """The output in the framework of ``like`` (a): CuPy (allocated on ``stream`` in CuPy's
     pool), Numba, else a DeviceArray of cuda.core memory."""
     framework = type(like).__module__.split(".")[0]
-    strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
+    strides = contiguous_strides(shape)
     if framework == "cupy" and dtype == "float16":
         import cupy
 

@@ -15,7 +15,9 @@ import math
 from typing import Any, Dict, Optional, Tuple
 
 from ..spec import DType
-from .dlpack import DeviceArray, contiguous_strides
+from .dlpack import KDL_CUDA, DeviceArray, contiguous_strides
+
+KDL_CUDA_MANAGED = 13
 
 DTYPE_NAMES = {DType.F16: "float16", DType.BF16: "bfloat16"}
 _CAI_KINDS = {"f": "float", "i": "int", "u": "uint", "c": "complex"}
@@ -90,8 +92,14 @@ def view(op: str, name: str, obj: Any, consumer_stream: int, devices: Any) -> Ar
                         f"got {type(obj).__name__}")
     smv = _smv_class()
     if smv is not None and getattr(devices, "strided_memory_view", True):
+        stream_ptr = _dlpack_stream(obj, consumer_stream)
         try:
-            v = obj if isinstance(obj, smv) else smv(obj, stream_ptr=consumer_stream or 1)
+            if isinstance(obj, smv):
+                v = obj
+            elif hasattr(smv, "from_any_interface"):  # cuda.core >= 0.6 (the constructor is deprecated there)
+                v = smv.from_any_interface(obj, stream_ptr=stream_ptr)
+            else:
+                v = smv(obj, stream_ptr=stream_ptr)
         except Exception as exc:  # read the interface ourselves below, or report why not
             if not hasattr(obj, "__cuda_array_interface__"):
                 raise ValueError(f"{op}: {name} ({type(obj).__name__}) cannot be read as a CUDA array: "
@@ -102,6 +110,19 @@ def view(op: str, name: str, obj: Any, consumer_stream: int, devices: Any) -> Ar
         return from_cai(op, name, obj.__cuda_array_interface__, obj, consumer_stream, devices)
     raise ValueError(f"{op}: {name} ({type(obj).__name__}) exports DLPack only, which needs cuda-python "
                      "(cuda.core) to read")
+
+
+def _dlpack_stream(obj: Any, consumer_stream: int) -> int:
+    """The consumer stream as DLPack wants it: 1 for the legacy default stream (0 is not
+    allowed), -1 (no handshake) for memory without CUDA streams (host arrays)."""
+    device = getattr(obj, "__dlpack_device__", None)
+    if device is not None and not hasattr(obj, "__cuda_array_interface__"):
+        try:
+            if device()[0] not in (KDL_CUDA, KDL_CUDA_MANAGED):
+                return -1
+        except Exception:  # the import below reports what is wrong with the object
+            pass
+    return consumer_stream or 1
 
 
 def smv_dtype(v: Any) -> Tuple[str, int]:

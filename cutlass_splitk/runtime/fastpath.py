@@ -22,7 +22,7 @@ pointers.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -36,8 +36,11 @@ if TYPE_CHECKING:
 _A, _ALPHA, _SEM = abi.CksArgs.a.offset, abi.CksArgs.alpha.offset, abi.CksArgs.semaphores.offset
 _POINTERS = struct.Struct("<QqQqQqQQqQq")  # a, lda, b, ldb, c, ldc, bias, e, lde, d, ldd
 _WORKSPACE = struct.Struct("<QqQq")  # semaphores, semaphore_bytes, partials, partial_bytes
+# The whole CksArgs in one pack: head (abi_version .. device), the pointers, mid (alpha ..
+# reserved1), the workspace.
+_ARGS = struct.Struct(f"<{_A}s{_POINTERS.format[1:]}{_SEM - _ALPHA}s{_WORKSPACE.format[1:]}")
 assert abi.CksArgs.ldd.offset + 8 == _ALPHA and _A + _POINTERS.size == _ALPHA, "CksArgs layout changed"
-assert _SEM + _WORKSPACE.size == abi.ctypes.sizeof(abi.CksArgs), "CksArgs layout changed"
+assert _ARGS.size == abi.ctypes.sizeof(abi.CksArgs), "CksArgs layout changed"
 _empty_like = torch.empty_like
 
 
@@ -55,11 +58,12 @@ def kwargs_key(kwargs: Dict[str, Any]) -> List[Any]:
 
 
 class Prepared:
-    """What the first call of one signature established (see the module docstring)."""
+    """What the first call of one signature established (see the module docstring);
+    ``call(a, b, kwargs)`` is the fast call itself, a closure over these fields."""
 
     __slots__ = ("plan", "generation", "variant", "split", "device", "device_index", "template", "out_shape",
                  "dtype", "head", "mid", "lda", "ldb", "ldc", "lde", "ldd", "sem_bytes", "partial_bytes",
-                 "align_bytes", "bias_aligned", "use_c", "c_may_alias_out", "spans")
+                 "align_bytes", "bias_aligned", "use_c", "c_may_alias_out", "spans", "call")
 
     def __init__(self, **fields: Any):
         for name, value in fields.items():
@@ -94,7 +98,7 @@ def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...
     o, ep = r.operands, op.spec.epilogue
     a = launched.args
     size = operands.extent
-    return Prepared(
+    p = Prepared(
         plan=launched.plan, generation=op.launcher.plans.generation, variant=launched.plan.variant,
         split=launched.plan.split, device=r.device, device_index=r.device_index, template=_template(o.d, out_shape),
         out_shape=out_shape, dtype=o.d.dtype, head=raw[:_A], mid=raw[_ALPHA:_SEM], lda=a.lda, ldb=a.ldb,
@@ -103,52 +107,77 @@ def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...
         use_c=o.c is not None,
         c_may_alias_out=c is not None and ep.permute is Permute.NONE and c.stride() == o.d.stride(),
         spans=(size(o.a), size(o.b), size(c), size(o.bias), size(o.e), size(o.d)))
+    p.call = _fast_call(op, p)
+    return p
 
 
-def call(op: "Op", p: Prepared, a: torch.Tensor, b: torch.Tensor, kw: Dict[str, Any]) -> Optional[torch.Tensor]:
-    """The call of a remembered signature, or None for the full path."""
-    if p.generation != op.launcher.plans.generation:
-        return None
-    if kw:
-        out, c, bias, e = kw.get("out"), kw.get("c"), kw.get("bias"), kw.get("e")
-    else:
-        out = c = bias = e = None
-    given = out is not None
-    if not given:
-        out = _empty_like(p.template) if p.template is not None else p.new_out()
-    pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
-    pc = c.data_ptr() if c is not None else 0
-    pbias = bias.data_ptr() if bias is not None else 0
-    pe = e.data_ptr() if e is not None else 0
-    if given and _overlap(p, pa, pb, pc, pbias, pe, pd):
-        return None
-    if not p.use_c:
-        pc = 0  # c is not read (beta == 0)
-    if (pa | pb | pd | pe | pc | (pbias if p.bias_aligned else 0)) % p.align_bytes:
-        return None
-    stream = op.platform.stream(p.device_index)
-    sem = part = None
-    if p.sem_bytes or p.partial_bytes:
-        bufs = op.library.workspace.get(p.device, stream)
-        if bufs is None:
+def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Any, Dict[str, Any]], Optional[torch.Tensor]]:
+    """The call of a remembered signature, or None for the full path: a closure over
+    everything it reads, for host time (cell reads instead of attribute lookups)."""
+    plans, generation = op.launcher.plans, p.generation
+    bound, variant = op.bound, p.variant  # bound.run is read per call: wrappers may replace it
+    template, new_out = p.template, p.new_out
+    use_c, bias_aligned, align = p.use_c, p.bias_aligned, p.align_bytes
+    stream_of, index = stream_function(op.platform), p.device_index
+    workspace, device = op.library.workspace, p.device
+    need_sem, need_part = p.sem_bytes, p.partial_bytes
+    head, mid, lda, ldb, ldc, lde, ldd = p.head, p.mid, p.lda, p.ldb, p.ldc, p.lde, p.ldd
+    pack, empty_like = _ARGS.pack, _empty_like
+    last = [(None, None, None)]  # (stream, its buffers, workspace generation): replaced whole (threads race)
+
+    def call(a: Any, b: Any, kw: Dict[str, Any]) -> Optional[torch.Tensor]:
+        if plans.generation != generation:
             return None
-        if p.sem_bytes:
-            sem = bufs.semaphores
-            if sem is None or sem.nbytes < p.sem_bytes:
+        if kw:
+            out, c, bias, e = kw.get("out"), kw.get("c"), kw.get("bias"), kw.get("e")
+        else:
+            out = c = bias = e = None
+        if out is None:
+            out = empty_like(template) if template is not None else new_out()
+            pc = c.data_ptr() if c is not None else 0
+        else:
+            pc = c.data_ptr() if c is not None else 0
+            if _overlap(p, a.data_ptr(), b.data_ptr(), pc, bias.data_ptr() if bias is not None else 0,
+                        e.data_ptr() if e is not None else 0, out.data_ptr()):
                 return None
-        if p.partial_bytes:
-            part = bufs.partials
-            if part is None or part.nbytes < p.partial_bytes:
+        pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
+        pbias = bias.data_ptr() if bias is not None else 0
+        pe = e.data_ptr() if e is not None else 0
+        if not use_c:
+            pc = 0  # c is not read (beta == 0)
+        if (pa | pb | pd | pe | pc | (pbias if bias_aligned else 0)) % align:
+            return None
+        stream = stream_of(index)
+        if need_sem or need_part:
+            cached_stream, bufs, cached_generation = last[0]
+            if cached_stream != stream or cached_generation != workspace.generation:
+                bufs = workspace.get(device, stream)
+                if bufs is None:
+                    return None
+                last[0] = (stream, bufs, workspace.generation)
+            sem, part = bufs.semaphores, bufs.partials  # held until the launch is queued
+            if need_sem and (sem is None or sem.nbytes < need_sem) or need_part and (part is None
+                                                                                     or part.nbytes < need_part):
                 return None
-    args = (p.head + _POINTERS.pack(pa, p.lda, pb, p.ldb, pc, p.ldc, pbias, pe, p.lde, pd, p.ldd) + p.mid
-            + _WORKSPACE.pack(sem.ptr if sem else 0, sem.nbytes if sem else 0,
-                              part.ptr if part else 0, part.nbytes if part else 0))
-    status = op.bound.run[p.variant](args, stream)
-    if status == 0:
-        return out
-    if status == abi.STATUS_INVALID_PROBLEM:
-        return None
-    raise op.launcher.run_error(p.variant, p.split, abi.CksArgs.from_buffer_copy(args), status)
+            args = pack(head, pa, lda, pb, ldb, pc, ldc, pbias, pe, lde, pd, ldd, mid,
+                        sem.ptr if need_sem else 0, sem.nbytes if need_sem else 0,
+                        part.ptr if need_part else 0, part.nbytes if need_part else 0)
+        else:
+            args = pack(head, pa, lda, pb, ldb, pc, ldc, pbias, pe, lde, pd, ldd, mid, 0, 0, 0, 0)
+        status = bound.run[variant](args, stream)
+        if status == 0:
+            return out
+        if status == abi.STATUS_INVALID_PROBLEM:
+            return None
+        raise op.launcher.run_error(variant, p.split, abi.CksArgs.from_buffer_copy(args), status)
+
+    return call
+
+
+def stream_function(platform: Any) -> Callable[[int], int]:
+    """The platform's current-stream query as the cheapest callable it offers."""
+    fn = getattr(platform, "stream_function", None)
+    return fn() if fn is not None else platform.stream
 
 
 def _overlap(p: Prepared, pa: int, pb: int, pc: int, pbias: int, pe: int, pd: int) -> bool:

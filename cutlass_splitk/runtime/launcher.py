@@ -123,6 +123,9 @@ class Launcher:
         self.platform = platform
         self.tuner = tuner
         self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
+        # KernelVariant.name is computed on every access (~3 us); the first call of a new
+        # problem reads one per candidate.
+        self._names = {id(v): v.name for v in spec.variants}
 
     def arguments(self, r: Request) -> abi.CksArgs:
         o = r.operands
@@ -176,7 +179,9 @@ class Launcher:
     def _order(self, r: Request, args: abi.CksArgs, stream: int) -> List[Tuple[str, int]]:
         o = r.operands
         dev = self.platform.device_info(r.device_index)
-        order = [(c.variant.name, c.split) for c in dispatch.rank(r.pool, r.m, o.n, o.k, dev, r.split_k)]
+        names = self._names
+        order = [(names.get(id(c.variant)) or c.variant.name, c.split)
+                 for c in dispatch.rank(r.pool, r.m, o.n, o.k, dev, r.split_k)]
         if r.split_k is None and r.mode is None and r.variant is None:
             tuned = self.tuner.choice(self.spec, r.device_index, r.m, o.n, o.k)
             if tuned is None and self.tuner.autotune and r.tunable:

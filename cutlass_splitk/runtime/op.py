@@ -30,21 +30,19 @@ POOL_CACHE_SIZE = 256  # (split_k, mode, variant) choices remembered per op
 
 # The torch path's hot-path functions, bound by _bind_torch() when torch is importable.
 _is_compiling: Any = None
-_fast_call: Any = None
 _kwargs_key: Any = None
 _Tensor: Any = None
 
 
 def _bind_torch() -> bool:
-    global _is_compiling, _fast_call, _kwargs_key, _Tensor
+    global _is_compiling, _kwargs_key, _Tensor
     torch = torch_or_none()
     if torch is None:
         return False
-    if _fast_call is None:
+    if _kwargs_key is None:
         from . import fastpath
 
         _is_compiling, _kwargs_key, _Tensor = torch.compiler.is_compiling, fastpath.kwargs_key, torch.Tensor
-        _fast_call = fastpath.call
     return True
 
 
@@ -132,7 +130,7 @@ class Op:
             except (AttributeError, TypeError):  # not tensors, or an unhashable keyword value
                 prep = sig = None
             if prep is not None:
-                out = _fast_call(self, prep, a, b, kwargs)
+                out = prep.call(a, b, kwargs)
                 if out is not None:
                     return out
             if sig is not None or isinstance(a, _Tensor) or not arrays.is_array(a):

@@ -70,6 +70,13 @@ class CudaPlatform:
 
     def stream(self, index: int) -> int:
         """The raw cudaStream_t of the device's current torch stream (cheap: no Stream object)."""
+        return self.stream_function()(index)
+
+    def stream_function(self) -> Callable[[int], int]:
+        """``stream`` as the cheapest callable: torch's own C function where a subclass does
+        not override ``stream`` (the fast path calls it on every launch)."""
+        if type(self).stream is not CudaPlatform.stream:
+            return self.stream
         raw = self._raw_stream
         if raw is None:
             torch = torch_or_none()
@@ -78,7 +85,7 @@ class CudaPlatform:
                 def raw(i: int) -> int:
                     return int(torch.cuda.current_stream(i).cuda_stream)
             self._raw_stream = raw
-        return raw(index)
+        return raw
 
     def hardware(self, index: int) -> cudacore.Hardware:
         """The device's properties (name, SMs, compute capability, L2, shared memory per SM,

@@ -69,6 +69,7 @@ class Workspace:
         self.memory = memory if memory is not None else TorchMemory()
         self._buffers: Dict[Tuple[Hashable, int], _Buffers] = {}
         self._lock = threading.Lock()
+        self.generation = 0  # bumped by clear(), for whoever keeps a _Buffers
 
     def get(self, device: Hashable, stream: int) -> Optional[_Buffers]:
         """The buffers of (device, stream) if any (no lock: the fast path's read)."""
@@ -97,6 +98,7 @@ class Workspace:
 
     def clear(self) -> None:
         with self._lock:
+            self.generation += 1
             self._buffers.clear()
 
 
