@@ -46,7 +46,7 @@ def per_call(fn, sync=lambda: None, calls=200, runs=7) -> float:
 
 def report(name: str, us: float, note: str = "") -> None:
     RESULTS[name] = round(us, 2)
-    print(f"  {name:<44} {us:8.2f} us  {note}")
+    print(f"  {name:<52} {us:8.2f} us  {note}")
 
 
 def first_calls(op, make, sync, shapes) -> float:
@@ -62,19 +62,38 @@ def first_calls(op, make, sync, shapes) -> float:
     return statistics.median(times)
 
 
-def common(op, a, wt, sync, empty_like_template) -> None:
+def bare_args(op, prep, a, b, out, stream) -> bytes:
+    """The CksArgs bytes the fast path would pass for ``prep`` (workspace included)."""
     from cutlass_splitk.runtime import fastpath
 
+    sem = part = None
+    bufs = op.library.workspace.get(prep.device, stream)
+    if bufs is not None:
+        sem, part = bufs.semaphores, bufs.partials
+    return fastpath._ARGS.pack(prep.head, a.data_ptr(), prep.lda, b.data_ptr(), prep.ldb, 0, prep.ldc, 0, 0,
+                               prep.lde, out.data_ptr(), prep.ldd, prep.mid,
+                               sem.ptr if prep.sem_bytes else 0, sem.nbytes if prep.sem_bytes else 0,
+                               part.ptr if prep.partial_bytes else 0, part.nbytes if prep.partial_bytes else 0)
+
+
+def common(op, a, wt, sync, empty_like_template) -> None:
     out = op(a, wt)
     report("ours: op(a, w.t()) repeated", per_call(lambda: op(a, wt), sync))
     report("ours: op(a, w.t(), out=out) repeated", per_call(lambda: op(a, wt, out=out), sync))
     prep = next(iter(op.prepared.values()))
+    print(f"    (plan: {prep.variant} split {prep.split})")
     stream = op.platform.stream(prep.device_index)
-    args = (prep.head + fastpath._POINTERS.pack(a.data_ptr(), prep.lda, wt.data_ptr(), prep.ldb, 0, prep.ldc, 0, 0,
-                                                prep.lde, out.data_ptr(), prep.ldd) + prep.mid
-            + fastpath._WORKSPACE.pack(0, 0, 0, 0))
-    run = op.bound.run[prep.variant]
-    report("  bare C run (prebuilt bytes, ctypes)", per_call(lambda: run(args, stream), sync), prep.variant)
+    for label, kw in (("the plan", None), ("serial split 1", {"split_k": 1, "mode": "serial"}),
+                      ("parallel split 4", {"split_k": 4, "mode": "parallel"})):
+        if kw is not None:
+            op(a, wt, out=out, **kw)
+            op(a, wt, out=out, **kw)
+            prep = list(op.prepared.values())[-1]
+        args = bare_args(op, prep, a, wt, out, stream)
+        run = op.bound.run[prep.variant]
+        assert run(args, stream) == 0, op.bound.last_error()
+        report(f"  bare C run, {label} (ctypes, prebuilt args)", per_call(lambda: run(args, stream), sync),
+               f"{prep.variant} split {prep.split}")
     floor = op.bound.handle.cks_abi_version
     report("  ctypes floor (cks_abi_version())", per_call(floor, sync))
     report("  signature key (a, b)", per_call(lambda: (a.shape, a.stride(), a.dtype, a.get_device(), wt.shape,

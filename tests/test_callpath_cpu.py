@@ -420,9 +420,6 @@ def test_stream_handles():
 # --- the torch fast path over a real ctypes boundary ---------------------------------------------------------
 
 
-torch_needed = pytest.mark.skipif("torch" not in sys.modules and pytest.importorskip is None, reason="")
-
-
 @pytest.fixture(scope="module")
 def fake_so(tmp_path_factory):
     pytest.importorskip("torch")

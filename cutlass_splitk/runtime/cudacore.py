@@ -77,11 +77,17 @@ def driver_version() -> int:
 
 
 def runtime_version() -> str:
-    """The CUDA runtime version cuda.bindings was built for, as ``"13.0"``."""
-    from cuda.bindings import runtime
+    """The CUDA runtime version cuda.bindings finds, as ``"13.0"`` (else its own version,
+    where no runtime library can be loaded: the value is only part of a cache key)."""
+    try:
+        from cuda.bindings import runtime
 
-    v = int(check(runtime.cudaRuntimeGetVersion(), "cudaRuntimeGetVersion"))
-    return f"{v // 1000}.{v % 1000 // 10}"
+        v = int(check(runtime.cudaRuntimeGetVersion(), "cudaRuntimeGetVersion"))
+        return f"{v // 1000}.{v % 1000 // 10}"
+    except Exception:
+        import cuda.bindings
+
+        return "bindings" + ".".join(str(cuda.bindings.__version__).split(".")[:2])
 
 
 def stream_handle(obj: Any) -> int:

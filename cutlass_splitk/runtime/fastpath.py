@@ -42,18 +42,19 @@ _ARGS = struct.Struct(f"<{_A}s{_POINTERS.format[1:]}{_SEM - _ALPHA}s{_WORKSPACE.
 assert abi.CksArgs.ldd.offset + 8 == _ALPHA and _A + _POINTERS.size == _ALPHA, "CksArgs layout changed"
 assert _ARGS.size == abi.ctypes.sizeof(abi.CksArgs), "CksArgs layout changed"
 _empty_like = torch.empty_like
-
-
-def tensor_key(t: torch.Tensor) -> tuple:
-    return (t.shape, t.stride(), t.dtype, t.get_device())
+_Tensor = torch.Tensor
 
 
 def kwargs_key(kwargs: Dict[str, Any]) -> List[Any]:
-    """The keyword part of a signature (raises AttributeError/TypeError like the op's key)."""
+    """The keyword part of a signature, flat: name, then shape, strides, dtype, device of a
+    tensor, or type and value of anything else (a torch.Size is never a type, so the two
+    cannot be confused)."""
     key: List[Any] = []
     for name, v in kwargs.items():
-        key.append(name)
-        key.append(tensor_key(v) if isinstance(v, torch.Tensor) else (type(v), v))
+        if isinstance(v, _Tensor):
+            key += (name, v.shape, v.stride(), v.dtype, v.get_device())
+        else:
+            key += (name, type(v), v)
     return key
 
 
@@ -183,10 +184,7 @@ def stream_function(platform: Any) -> Callable[[int], int]:
 def _overlap(p: Prepared, pa: int, pb: int, pc: int, pbias: int, pe: int, pd: int) -> bool:
     """Whether ``out`` (at ``pd``) overlaps an input (c may alias it exactly where allowed)."""
     sa, sb, sc, sbias, se, sd = p.spans
-    if not sd:
-        return False
     end = pd + sd
-    for ptr, span in ((pa, sa), (pb, sb), (pbias, sbias), (pe, se)):
-        if span and ptr < end and pd < ptr + span:
-            return True
-    return bool(sc and pc < end and pd < pc + sc and not (pc == pd and p.c_may_alias_out))
+    return bool(sd and ((sa and pa < end and pd < pa + sa) or (sb and pb < end and pd < pb + sb)
+                        or (sbias and pbias < end and pd < pbias + sbias) or (se and pe < end and pd < pe + se)
+                        or (sc and pc < end and pd < pc + sc and not (pc == pd and p.c_may_alias_out))))
