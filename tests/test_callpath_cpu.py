@@ -488,3 +488,32 @@ def test_fast_path_threads_share_nothing_mutable():
         sys.setswitchinterval(interval)
     assert len(seen) == 2401
     assert all(args.a == mine[tid] for tid, args in seen[1:])
+
+
+def test_torch_compile_traces_the_call_into_the_custom_op():
+    """Dynamo inlines Op.__call__ (fast-path lookup skipped, no import statement on the way)
+    and records the custom op: one graph, no break (a recording backend; CPU tensors)."""
+    torch = pytest.importorskip("torch")
+    from cutlass_splitk.runtime import torch_op
+
+    op = make_op("bias_gelu_mul_permute_f16")
+    op.torch_op = torch_op.register(op)
+    a, w = torch.randn(M, K, dtype=torch.half), torch.randn(N, K, dtype=torch.half)
+    bias, e = torch.randn(N, dtype=torch.half), torch.randn(M, N, dtype=torch.half)
+
+    def f(a, w, bias, e):
+        return op(a, w.t(), bias=bias, e=e, view=(2, 8, 2, 16)) * 2
+
+    f(a, w, bias, e)
+    f(a, w, bias, e)  # eager: the signature is remembered, so the fast path exists
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return lambda *args: (torch.zeros(2, 2, 8, 16, dtype=torch.half),)
+
+    torch._dynamo.reset()
+    torch.compile(f, fullgraph=True, backend=backend)(a, w, bias, e)
+    (gm,) = graphs
+    targets = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    assert any(t.startswith("cutlass_splitk.bias_gelu_mul_permute_f16") for t in targets), targets

@@ -123,8 +123,11 @@ class _Release:
     def __del__(self) -> None:
         try:
             self.buffer.close(self.stream)
-        except Exception:  # interpreter shutdown, or the context is gone
-            pass
+        except Exception:  # the stream is gone: release on the buffer's own (default) stream
+            try:
+                self.buffer.close()
+            except Exception:  # interpreter shutdown, or the context is gone
+                pass
 
 
 class Devices:
@@ -164,6 +167,11 @@ class Devices:
         return int(core().Device(index).default_stream.handle)
 
     def _stream(self, index: int, handle: int) -> Any:
+        """A cuda.core Stream for a raw handle (0 and 1: the legacy default stream, 2: the
+        per-thread one, as cuda.core names them where it does)."""
+        named = {0: "LEGACY_DEFAULT_STREAM", 1: "LEGACY_DEFAULT_STREAM", 2: "PER_THREAD_DEFAULT_STREAM"}.get(handle)
+        if named is not None and hasattr(core(), named):
+            return getattr(core(), named)
         stream_cls = core().Stream
         if hasattr(stream_cls, "from_handle"):
             return stream_cls.from_handle(handle)

@@ -28,21 +28,24 @@ if TYPE_CHECKING:
 PREPARED_CACHE_SIZE = 256  # call signatures remembered per op
 POOL_CACHE_SIZE = 256  # (split_k, mode, variant) choices remembered per op
 
-# The torch path's hot-path functions, bound by _bind_torch() when torch is importable.
+# The torch path, bound by _bind_torch() when torch is importable (module globals: no import
+# statement runs inside a call, which torch.compile traces).
 _is_compiling: Any = None
 _kwargs_key: Any = None
 _Tensor: Any = None
+_torch_path: Any = None
 
 
 def _bind_torch() -> bool:
-    global _is_compiling, _kwargs_key, _Tensor
+    global _is_compiling, _kwargs_key, _Tensor, _torch_path
     torch = torch_or_none()
     if torch is None:
         return False
-    if _kwargs_key is None:
-        from . import fastpath
+    if _torch_path is None:
+        from . import fastpath, torch_path
 
         _is_compiling, _kwargs_key, _Tensor = torch.compiler.is_compiling, fastpath.kwargs_key, torch.Tensor
+        _torch_path = torch_path
     return True
 
 
@@ -152,9 +155,7 @@ class Op:
             raise TypeError(f"{self.name}(): stream= is for non-torch arrays; torch tensors run on "
                             "torch.cuda.current_stream() (use `with torch.cuda.stream(s):`)")
         self.check_keywords(kwargs, self.keywords)
-        from . import torch_path
-
-        return torch_path.call(self, a, b, kwargs, sig, scratch)
+        return _torch_path.call(self, a, b, kwargs, sig, scratch)
 
     def _array_call(self, a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
         """Any other CUDA array (see array_path)."""
