@@ -61,12 +61,22 @@ class Hardware(NamedTuple):
 
 
 def hardware(index: int) -> Hardware:
+    """The device's properties. What the dispatcher needs (name, SMs, compute capability)
+    must be readable; the rest is 0 where this driver or cuda.core does not report it."""
     dev = core().Device(index)
     p = dev.properties
     cc = dev.compute_capability
-    bandwidth = 2.0 * p.memory_clock_rate * 1e3 * p.global_memory_bus_width / 8
-    return Hardware(dev.name, p.multiprocessor_count, cc.major, cc.minor, p.l2_cache_size,
-                    p.max_shared_memory_per_multiprocessor, bandwidth)
+
+    def optional(read: Any) -> Any:
+        try:
+            return read()
+        except Exception:
+            return 0
+
+    bandwidth = optional(lambda: 2.0 * p.memory_clock_rate * 1e3 * p.global_memory_bus_width / 8)
+    return Hardware(dev.name, int(p.multiprocessor_count), int(cc.major), int(cc.minor),
+                    int(optional(lambda: p.l2_cache_size)), int(optional(lambda: p.max_shared_memory_per_multiprocessor)),
+                    float(bandwidth))
 
 
 def driver_version() -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
+import warnings
 from typing import Any, Callable, Dict, Optional
 
 from . import cudacore
@@ -53,6 +54,7 @@ class CudaPlatform:
     def __init__(self, devices: Any = None) -> None:
         self.devices = devices if devices is not None else cudacore.Devices()
         self._hardware: Dict[int, cudacore.Hardware] = {}
+        self.hardware_source: Dict[int, str] = {}
         self._keys: Dict[int, str] = {}
         self._lock = threading.Lock()
         self._raw_stream: Optional[Callable[[int], int]] = None
@@ -89,11 +91,28 @@ class CudaPlatform:
 
     def hardware(self, index: int) -> cudacore.Hardware:
         """The device's properties (name, SMs, compute capability, L2, shared memory per SM,
-        DRAM bandwidth), read once through cuda.core."""
+        DRAM bandwidth), read once through cuda.core (through torch, with a warning, where
+        cuda.core cannot and torch is installed: ``hardware_source`` says which)."""
         with self._lock:
             if index not in self._hardware:
-                self._hardware[index] = cudacore.hardware(index)
+                self._hardware[index] = self._read_hardware(index)
             return self._hardware[index]
+
+    def _read_hardware(self, index: int) -> cudacore.Hardware:
+        try:
+            hw = cudacore.hardware(index)
+            self.hardware_source[index] = "cuda.core"
+            return hw
+        except Exception as exc:
+            torch = torch_or_none()
+            if torch is None:
+                raise
+            warnings.warn(f"cuda.core could not read device {index}'s properties ({type(exc).__name__}: {exc}); "
+                          "using torch's", RuntimeWarning, stacklevel=4)
+        p = torch.cuda.get_device_properties(index)
+        self.hardware_source[index] = "torch"
+        return cudacore.Hardware(p.name, p.multi_processor_count, p.major, p.minor, p.L2_cache_size,
+                                 getattr(p, "shared_memory_per_multiprocessor", 0), 0.0)
 
     def device_info(self, index: int) -> DeviceInfo:
         hw = self.hardware(index)
@@ -104,7 +123,7 @@ class CudaPlatform:
         build when torch is installed, else cuda-python's) and driver."""
         with self._lock:
             if index not in self._keys:
-                hw = self._hardware.get(index) or cudacore.hardware(index)
+                hw = self._hardware.get(index) or self._read_hardware(index)
                 self._hardware[index] = hw
                 torch = torch_or_none()
                 cuda = torch.version.cuda if torch is not None else cudacore.runtime_version()
