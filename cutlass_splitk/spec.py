@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Dict, Tuple, Union
 
 
@@ -211,11 +212,11 @@ class KernelVariant:
     def backend(self) -> Backend:
         return self.params.BACKEND
 
-    @property
+    @cached_property  # computed once: the dispatcher reads it for every candidate of every new problem
     def name(self) -> str:
         return f"{self.op}_{self.mode.value}_{self.group}"
 
-    @property
+    @cached_property
     def group(self) -> str:
         """Variants of one op that differ only by split mode compile as one unit."""
         return self.params.tag(self.tile, self.alignment)

@@ -292,7 +292,8 @@ class FakeBound:
 
     @staticmethod
     def _snapshot(args):
-        a = args._obj
+        # the launcher passes ctypes.byref(CksArgs); the fast path the bytes of one
+        a = abi.CksArgs.from_buffer_copy(args) if isinstance(args, bytes) else args._obj
         return {name: getattr(a, name) for name, _ in abi.CksArgs._fields_}
 
     def _make_query(self, name):
@@ -899,12 +900,14 @@ def test_scratch_workspace_is_fresh_and_zeroed():
     from cutlass_splitk.runtime.workspace import SCRATCH
     cpu = torch.device("cpu")
     first = SCRATCH.semaphores(cpu, 0, 10)
-    assert first.dtype == torch.int32 and first.shape == (3,) and not first.any()
-    first.fill_(7)
+    t = first.owner
+    assert t.dtype == torch.int32 and t.shape == (3,) and not t.any()
+    assert (first.ptr, first.nbytes) == (t.data_ptr(), 12)
+    t.fill_(7)
     second = SCRATCH.semaphores(cpu, 0, 10)
-    assert not second.any() and second.data_ptr() != first.data_ptr()
+    assert not second.owner.any() and second.ptr != first.ptr
     partials = SCRATCH.partials(cpu, 0, 4 * 1000 + 1)
-    assert partials.dtype == torch.float32 and partials.shape == (1001,)
+    assert partials.owner.dtype == torch.float32 and partials.owner.shape == (1001,) and partials.nbytes == 4004
 
 
 def test_custom_op_takes_scratch_workspace():

@@ -100,7 +100,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
         q.argtypes = [ctypes.POINTER(CksArgs), ctypes.POINTER(CksQuery)]
         r = getattr(handle, f"cks_{name}_run")
         r.restype = ctypes.c_int
-        r.argtypes = [ctypes.POINTER(CksArgs), ctypes.c_void_p]
+        # (CksArgs const*, cudaStream_t) as plain pointers: the args come as ctypes.byref(CksArgs)
+        # or, on the fast path, as the bytes of a CksArgs; the stream as an int.
+        r.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         query[name] = q
         run[name] = r
     return BoundLibrary(path, handle, int(handle.cks_abi_version()),

@@ -11,8 +11,6 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any, Dict, Generic, Hashable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
-import torch
-
 from ..spec import KernelVariant, OpSpec, Permute
 from . import abi, dispatch, tuning
 from .errors import KernelError
@@ -28,21 +26,26 @@ PLAN_CACHE_SIZE = 4096
 class BoundedCache(Generic[K, V]):
     """A memo that empties itself when full: the one eviction rule of the runtime's hot-path
     memos (plans, candidate pools, call signatures), where a miss costs only a recomputation.
-    ``get`` raises TypeError for an unhashable key, like a dict."""
+    ``get`` (and ``lookup``, the bare ``dict.get`` for the hot path) raises TypeError for an
+    unhashable key, like a dict. ``generation`` counts the times it was emptied, so that
+    whoever keeps one of its values can tell the value is still current."""
 
     def __init__(self, size: int):
         self.size = size
         self._items: Dict[K, V] = {}
+        self.lookup = self._items.get
+        self.generation = 0
 
     def get(self, key: K) -> Optional[V]:
         return self._items.get(key)
 
     def put(self, key: K, value: V) -> None:
         if len(self._items) >= self.size:
-            self._items.clear()
+            self.clear()
         self._items[key] = value
 
     def clear(self) -> None:
+        self.generation += 1
         self._items.clear()
 
     def __len__(self) -> int:
@@ -85,13 +88,16 @@ class Request:
     beta: float
     slope: float  # leaky_relu's negative slope
     view: Any  # the permuted output's view, or None
-    device: torch.device
+    device: Hashable  # what the workspace allocates on: a torch.device, or a device index
     device_index: int
     pool: Sequence[KernelVariant]  # the variants the call allows (split_k / mode / variant)
     split_k: Optional[int] = None
     mode: Optional[str] = None
     variant: Optional[str] = None
     scratch: bool = False  # workspace per call (under torch.compile) instead of the cached one
+    stream: Optional[int] = None  # None: the platform's current stream (torch's)
+    workspace: Any = None  # None: the library's (torch) workspace, or SCRATCH with ``scratch``
+    tunable: bool = True  # autotuning may time candidates on this call's inputs (torch only)
 
     @property
     def plan_key(self) -> PlanKey:
@@ -101,9 +107,10 @@ class Request:
 
 @dataclass(frozen=True)
 class Launched:
-    """What a launch established, for the op's fast path: the plan key and the arguments."""
+    """What a launch established, for the op's fast path: the plan and the arguments."""
 
     plan_key: PlanKey
+    plan: Plan
     args: abi.CksArgs
 
 
@@ -116,6 +123,8 @@ class Launcher:
         self.platform = platform
         self.tuner = tuner
         self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
+        # KernelVariant.name is computed on every access (~3 us); the first call of a new
+        # problem reads one per candidate.
 
     def arguments(self, r: Request) -> abi.CksArgs:
         o = r.operands
@@ -139,13 +148,14 @@ class Launcher:
         first candidate the library accepts. (The library selects the device itself from
         ``CksArgs.device``; no device guard is needed.)"""
         args = self.arguments(r)
-        stream = self.platform.stream(r.device_index)
+        stream = self.platform.stream(r.device_index) if r.stream is None else r.stream
+        ws = r.workspace or (SCRATCH if r.scratch else self.workspace)
         key = r.plan_key
         plan = self.plans.get(key)
         if plan is not None:
-            status = self.run(plan, args, r.device, stream, r.scratch)
+            status = self.run(plan, args, r.device, stream, ws)
             if status == 0:
-                return Launched(key, args)
+                return Launched(key, plan, args)
             if status != abi.STATUS_INVALID_PROBLEM:
                 raise self.run_error(plan.variant, plan.split, args, status)
         # First call for this problem (or the cached plan's variant rejected these
@@ -156,11 +166,11 @@ class Launcher:
             plan = self.query(name, split, args, rejected)
             if plan is None:
                 continue
-            status = self.run(plan, args, r.device, stream, r.scratch)
+            status = self.run(plan, args, r.device, stream, ws)
             if status != 0:
                 raise self.run_error(name, split, args, status)
             self.plans.put(key, plan)
-            return Launched(key, args)
+            return Launched(key, plan, args)
         o = r.operands
         raise ValueError(f"{self.spec.name}: no built variant can run M={r.m} N={o.n} K={o.k} "
                          f"({self.spec.dtype.value}):\n  " + "\n  ".join(sorted(set(rejected))))
@@ -176,7 +186,7 @@ class Launcher:
         order = [(c.variant.name, c.split) for c in ranked]
         if r.split_k is None and r.mode is None and r.variant is None:
             tuned = self.tuner.choice(self.spec, r.device_index, r.m, o.n, o.k)
-            if tuned is None and self.tuner.autotune:
+            if tuned is None and self.tuner.autotune and r.tunable:
                 tuned = self._tune_in_place(r, args, stream, order)
             if tuned is not None:
                 order.insert(0, tuned)
@@ -196,17 +206,21 @@ class Launcher:
                               f"({abi.STATUS_NAMES.get(status, status)}): {self.bound.last_error()}")
         return Plan(name, split, query.semaphore_bytes, query.partial_bytes)
 
-    def run(self, plan: Plan, args: abi.CksArgs, device: torch.device, stream: int, scratch: bool = False) -> int:
-        """Runs ``plan`` with its workspace; returns the library's status."""
+    def run(self, plan: Plan, args: abi.CksArgs, device: Hashable, stream: int, ws: Any = None) -> int:
+        """Runs ``plan`` with workspace from ``ws`` (default: the library's); returns the
+        library's status. The blocks are held until the launch is queued."""
         args.split_k = plan.split
-        ws = SCRATCH if scratch else self.workspace
+        ws = ws or self.workspace
+        sem = part = None
         if plan.semaphore_bytes:
             sem = ws.semaphores(device, stream, plan.semaphore_bytes)
-            args.semaphores, args.semaphore_bytes = sem.data_ptr(), sem.numel() * 4
+            args.semaphores, args.semaphore_bytes = sem.ptr, sem.nbytes
         if plan.partial_bytes:
             part = ws.partials(device, stream, plan.partial_bytes)
-            args.partials, args.partial_bytes = part.data_ptr(), part.numel() * 4
-        return self.bound.run[plan.variant](ctypes.byref(args), ctypes.c_void_p(stream))
+            args.partials, args.partial_bytes = part.ptr, part.nbytes
+        status = self.bound.run[plan.variant](ctypes.byref(args), stream)
+        del sem, part
+        return status
 
     def run_error(self, variant: str, split: int, args: abi.CksArgs, status: int) -> KernelError:
         return KernelError(f"{self.spec.name}: {variant} (split {split}) failed for M={args.m} N={args.n} "
@@ -215,7 +229,9 @@ class Launcher:
     def _tune_in_place(self, r: Request, args: abi.CksArgs, stream: int,
                        order: List[Tuple[str, int]]) -> Optional[Tuple[str, int]]:
         """Times every candidate on the caller's inputs (into a scratch output) and stores
-        the fastest. Used on the first call of a new problem when autotuning is on."""
+        the fastest. Used on the first call of a new problem when autotuning is on (torch)."""
+        import torch
+
         scratch = torch.empty_like(r.operands.d)
         saved_d = args.d
         args.d = scratch.data_ptr()

@@ -2,8 +2,9 @@
 
 The manifest and each ``lib<op>.so`` are checked through the build → runtime contract
 (:mod:`cutlass_splitk.artifact`: present, same SHA-256 as at build time, same ABI, same
-self-description as the manifest), then bound (ctypes) and registered as torch custom ops.
-Nothing is compiled here.
+self-description as the manifest), then bound (ctypes) and, where torch is installed,
+registered as torch custom ops. Without torch the library loads all the same and its ops take
+any other CUDA array. Nothing is compiled here.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..artifact import read_manifest
-from . import abi, dispatch, torch_op, tuning
+from . import abi, cudacore, dispatch, tuning
 from .op import Op
-from .platform import CudaPlatform
+from .platform import CudaPlatform, torch_or_none
 from .workspace import Workspace
 
 
@@ -41,8 +42,11 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
             raise manifest.error(f"{entry.path}: missing entry point ({exc})") from None
         manifest.check_loaded(entry, bound.abi_version, bound.description)
         op = ops[entry.name] = Op(library, entry.spec, bound)
-        # Registered now, not on first use: torch.compile must find the op already there.
-        op.torch_op = torch_op.register(op)
+        if torch_or_none() is not None:
+            from . import torch_op
+
+            # Registered now, not on first use: torch.compile must find the op already there.
+            op.torch_op = torch_op.register(op)
     return library
 
 
@@ -55,7 +59,8 @@ class Library:
         self.manifest = manifest
         self._ops = ops
         self.platform = platform or CudaPlatform()
-        self.workspace = Workspace()
+        self.workspace = Workspace()  # the torch path's, from torch's caching allocator
+        self.array_workspace = Workspace(cudacore.CoreMemory(self.platform.devices))  # any other array's
         self.tuner = tuning.Tuner(tune_cache or tuning.TuneCache(), str(manifest.get("build_hash", "")),
                                   self.platform.device_key, autotune)
 

@@ -1,23 +1,26 @@
 """One op of a loaded library: ``op(a, b, **epilogue_args)``.
 
-A call's keyword arguments become one :class:`~.launcher.Request` after the argument checks
-(:mod:`.operands`); the op's :class:`~.launcher.Launcher` runs it. A call that repeats an
-earlier call's signature (shapes, strides, dtypes, devices, keyword values) takes the fast
-path: the argument block is remembered (:class:`Prepared`) and only what depends on the
-pointers is re-checked.
+A call takes one of three ways:
+
+* torch tensors whose signature (shapes, strides, dtypes, devices, keyword values) ran
+  before: the fast path (:mod:`.fastpath`), which re-checks only what depends on the pointers;
+* other torch tensors: the full path (:mod:`.torch_path`): every check, a plan for a new
+  problem, torch's current stream and caching allocator; it remembers the signature;
+* any other CUDA array (DLPack or ``__cuda_array_interface__``): :mod:`.array_path`, on the
+  ``stream=`` given (or the framework's current one), with cuda.core memory.
+
+Without torch installed only the last exists, and nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-import torch
-
 from ..spec import Activation, BiasMode, EOp, KernelVariant, OpSpec, Permute
-from . import abi, dispatch, operands, reference, torch_op, tuning
-from .launcher import BoundedCache, Launched, Launcher, PlanKey, Request
+from . import abi, array_path, arrays, dispatch, operands, tuning
+from .launcher import BoundedCache, Launcher
+from .platform import torch_or_none
 
 if TYPE_CHECKING:
     from .library import Library
@@ -25,44 +28,25 @@ if TYPE_CHECKING:
 PREPARED_CACHE_SIZE = 256  # call signatures remembered per op
 POOL_CACHE_SIZE = 256  # (split_k, mode, variant) choices remembered per op
 
-
-def _tensor_key(t: torch.Tensor) -> tuple:
-    return (t.shape, t.stride(), t.dtype, t.device)
-
-
-def _call_key(a: Any, b: Any, kwargs: Dict[str, Any]) -> Optional[tuple]:
-    """A description of a call that determines everything but its pointers, or None when ``a``
-    or ``b`` is not a tensor (the full path reports that). Unhashable when an argument is."""
-    try:
-        key = [_tensor_key(a), _tensor_key(b)]
-        for name, v in kwargs.items():
-            key.append(name)
-            key.append(_tensor_key(v) if isinstance(v, torch.Tensor) else (type(v), v))
-        return tuple(key)
-    except (AttributeError, TypeError):
-        return None
+# The torch path, bound by _bind_torch() when torch is importable (module globals: no import
+# statement runs inside a call, which torch.compile traces).
+_is_compiling: Any = None
+_kwargs_key: Any = None
+_Tensor: Any = None
+_torch_path: Any = None
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """What the first call of one signature established: the argument block with every
-    non-pointer field set, the plan key, and what must be re-checked per call (pointer
-    alignment, overlap of ``out`` with the inputs: the bytes each operand spans)."""
+def _bind_torch() -> bool:
+    global _is_compiling, _kwargs_key, _Tensor, _torch_path
+    torch = torch_or_none()
+    if torch is None:
+        return False
+    if _torch_path is None:
+        from . import fastpath, torch_path
 
-    args: abi.CksArgs
-    plan_key: PlanKey
-    device: torch.device
-    out_shape: Tuple[int, ...]
-    align_bytes: int
-    bias_aligned: bool  # the bias pointer must be aligned too (per-column bias)
-    use_c: bool
-    c_may_alias_out: bool  # c exactly aliasing out is allowed (same strides, unpermuted output)
-    a_bytes: int  # bytes spanned (0 when absent or empty)
-    b_bytes: int
-    c_bytes: int
-    bias_bytes: int
-    e_bytes: int
-    out_bytes: int
+        _is_compiling, _kwargs_key, _Tensor = torch.compiler.is_compiling, fastpath.kwargs_key, torch.Tensor
+        _torch_path = torch_path
+    return True
 
 
 class Op:
@@ -73,7 +57,6 @@ class Op:
         self.spec = spec
         self.bound = bound
         self.name = spec.name
-        self.dtype = operands.TORCH_DTYPES[spec.dtype]
         self.platform = library.platform
         self.tuner = library.tuner
         ep = spec.epilogue
@@ -93,8 +76,16 @@ class Op:
         self.keywords: Tuple[str, ...] = tuple(allowed)
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
         self.launcher = Launcher(spec, bound, library.workspace, self.platform, self.tuner)
-        self.prepared: BoundedCache[tuple, Prepared] = BoundedCache(PREPARED_CACHE_SIZE)
+        self.prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # signature -> fastpath.Prepared
+        self._lookup = self.prepared.lookup
         self._pools: BoundedCache[tuple, List[KernelVariant]] = BoundedCache(POOL_CACHE_SIZE)
+        self._torch = _bind_torch()
+        # torch.float16 / torch.bfloat16 where torch is installed, else "float16" / "bfloat16"
+        self.dtype: Any = arrays.DTYPE_NAMES[spec.dtype]
+        if self._torch:
+            from .reference import TORCH_DTYPES
+
+            self.dtype = TORCH_DTYPES[spec.dtype]
         self.torch_op: Any = None  # the torch.library custom op (torch_op.register), set by load()
 
     def __repr__(self) -> str:
@@ -111,9 +102,9 @@ class Op:
         """The ranked (variant, split) candidates the call allows (only those that run on
         ``dev`` unless ``runnable_only`` is False)."""
         archs = self.spec.archs if runnable_only else None
-        return dispatch.rank(self._pool(split_k, mode, variant), m, n, k, dev, split_k, archs)
+        return dispatch.rank(self.pool(split_k, mode, variant), m, n, k, dev, split_k, archs)
 
-    def _pool(self, split_k: Optional[int], mode: Optional[str], variant: Optional[str]) -> List[KernelVariant]:
+    def pool(self, split_k: Any, mode: Any, variant: Any) -> List[KernelVariant]:
         """The built variants allowed by the caller's split_k / mode / variant (validated;
         memoised, since it is on every call's path)."""
         key = (split_k, type(split_k), mode, variant)  # the type: split_k=True must not hit 1's entry
@@ -131,154 +122,70 @@ class Op:
 
     # --- the call ---------------------------------------------------------------------------
 
-    def __call__(self, a: torch.Tensor, b: torch.Tensor, **kwargs: Any) -> torch.Tensor:
-        if torch.compiler.is_compiling():
-            return self._call(a, b, kwargs, None)
-        sig = _call_key(a, b, kwargs)
-        if sig is not None:
+    def __call__(self, a: Any, b: Any, **kwargs: Any) -> Any:
+        if self._torch:
+            if _is_compiling():
+                return self._call(a, b, kwargs, None)
             try:
-                prep = self.prepared.get(sig)
-            except TypeError:  # an unhashable argument (a list view, say): never remembered
+                if kwargs:
+                    sig = (a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(), b.dtype,
+                           b.get_device(), *_kwargs_key(kwargs))
+                else:
+                    sig = (a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(), b.dtype,
+                           b.get_device())
+                prep = self._lookup(sig)
+            except (AttributeError, TypeError):  # not tensors, or an unhashable keyword value
                 prep = sig = None
             if prep is not None:
-                out = self._call_prepared(prep, a, b, kwargs)
+                out = prep.call(a, b, kwargs)
                 if out is not None:
                     return out
-        return self._call(a, b, kwargs, sig)
+            if sig is not None or isinstance(a, _Tensor) or not arrays.is_array(a):
+                return self._call(a, b, kwargs, sig)
+        return self._array_call(a, b, kwargs)
 
-    def _call_prepared(self, prep: Prepared, a: torch.Tensor, b: torch.Tensor,
-                       kwargs: Dict[str, Any]) -> Optional[torch.Tensor]:
-        """A call whose signature ran before: every check that depends only on the signature
-        passed then. Pointers are checked here (alignment, ``out`` overlapping an input);
-        None sends the call down the full path (which pads, raises or re-plans)."""
-        plan = self.launcher.plans.get(prep.plan_key)
-        if plan is None:
-            return None
-        out = kwargs.get("out")
-        given = out is not None
-        if not given:
-            out = torch.empty(prep.out_shape, dtype=self.dtype, device=a.device)
-        c, bias, e = kwargs.get("c"), kwargs.get("bias"), kwargs.get("e")
-        pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
-        pc = c.data_ptr() if c is not None else 0
-        pbias = bias.data_ptr() if bias is not None else 0
-        pe = e.data_ptr() if e is not None else 0
-        if (pa | pb | pd | pe | (pc if prep.use_c else 0) | (pbias if prep.bias_aligned else 0)) % prep.align_bytes:
-            return None
-        if given and prep.out_bytes:
-            d_end = pd + prep.out_bytes
-            for p, nbytes in ((pa, prep.a_bytes), (pb, prep.b_bytes), (pbias, prep.bias_bytes), (pe, prep.e_bytes)):
-                if nbytes and p < d_end and pd < p + nbytes:
-                    return None
-            if (prep.c_bytes and pc < d_end and pd < pc + prep.c_bytes
-                    and not (pc == pd and prep.c_may_alias_out)):
-                return None
-        args = abi.CksArgs.from_buffer_copy(prep.args)
-        args.a, args.b, args.d = pa, pb, pd
-        args.c = pc if prep.use_c else None
-        args.bias = pbias or None
-        args.e = pe or None
-        status = self.launcher.run(plan, args, prep.device, self.platform.stream(prep.plan_key.device))
-        if status == 0:
-            return out
-        if status == abi.STATUS_INVALID_PROBLEM:
-            return None
-        raise self.launcher.run_error(plan.variant, plan.split, args, status)
-
-    def _call(self, a: torch.Tensor, b: torch.Tensor, kwargs: Dict[str, Any], sig: Optional[tuple],
-              scratch: bool = False) -> torch.Tensor:
-        """The full path: validates everything, plans on a new problem, and remembers the
-        signature ``sig`` for the fast path when the operands ran in place. ``scratch``: take
-        the workspace per call rather than from the library's cache (see torch_op.register)."""
+    def check_keywords(self, kwargs: Dict[str, Any], allowed: Tuple[str, ...]) -> None:
         for key in kwargs:
-            if key not in self.keywords:
+            if key not in allowed:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
-                                f"this op accepts: {', '.join(self.keywords)}")
+                                f"this op accepts: {', '.join(allowed)}")
         for key in self.required:
             if kwargs.get(key) is None:
                 raise TypeError(f"{self.name}() missing required keyword argument {key!r}")
-        if torch.compiler.is_compiling():
-            if kwargs.get("out") is not None:
-                raise TypeError(f"{self.name}(): out= is not supported under torch.compile")
-            return torch_op.compiled_call(self, a, b, kwargs)
-        ep = self.spec.epilogue
-        alpha = float(kwargs.get("alpha", 1.0))
-        beta = float(kwargs.get("beta", 0.0))
-        c, bias, e, view, out = (kwargs.get(name) for name in ("c", "bias", "e", "view", "out"))
-        slope = float(kwargs.get("negative_slope", ep.leaky_slope))
-        split_k, mode, variant = kwargs.get("split_k"), kwargs.get("mode"), kwargs.get("variant")
-        pool = self._pool(split_k, mode, variant)
 
-        def check(name: str, t: Any, ndim: int, device: Optional[torch.device], shape: Any = None) -> None:
-            operands.check_tensor(self.name, name, t, self.dtype, ndim, device, shape, self.platform.accepts_cpu)
+    def _call(self, a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple], scratch: bool = False) -> Any:
+        """The torch path's full call (``scratch``: workspace per call, see torch_op)."""
+        if "stream" in kwargs:
+            raise TypeError(f"{self.name}(): stream= is for non-torch arrays; torch tensors run on "
+                            "torch.cuda.current_stream() (use `with torch.cuda.stream(s):`)")
+        self.check_keywords(kwargs, self.keywords)
+        return _torch_path.call(self, a, b, kwargs, sig, scratch)
 
-        check("a", a, 2, None)
-        device = a.device
-        check("b", b, 2, device)
-        m, k = a.shape
-        if b.shape[0] != k:
-            raise ValueError(f"{self.name}: a is ({m}, {k}) but b is {tuple(b.shape)}: b must be (K={k}, N)")
-        n = b.shape[1]
-        if beta != 0.0 and c is None:
-            raise ValueError(f"{self.name}: beta={beta} needs c")
-        if c is not None:
-            check("c", c, 2, device, (m, n))
-        if bias is not None:
-            check("bias", bias, 1, device, (n if ep.bias is BiasMode.PER_COL else m,))
-        if e is not None:
-            check("e", e, 2, device, (m, n))
-        out_shape = self.out_shape(m, n, view)
-        if out is not None:
-            check("out", out, len(out_shape), device, out_shape)
-            operands.check_out_overlap(self.name, ep.permute, out, a, b, c, bias, e)
-        else:
-            out = torch.empty(out_shape, dtype=self.dtype, device=device)
-        if m == 0 or n == 0:
-            return out
-        if k == 0:  # the product is zero; the epilogue still applies
-            zero = torch.zeros(m, n, dtype=torch.float32, device=out.device)
-            return out.copy_(reference.epilogue(ep, zero, beta=beta, c=c, bias=bias, e=e, view=view, slope=slope))
-
-        align = min(v.alignment for v in pool)
-        ops = operands.prepare(self.spec, self.dtype, a, b, c, bias, e, out, m, n, k, beta, align)
-        request = Request(ops, m, alpha, beta, slope, view, device, self.platform.device_index(device), pool,
-                          split_k, mode, variant, scratch)
-        launched = self.launcher.launch(request)
-        if ops.d is not out:
-            out.copy_(ops.d[:, :n] if ep.permute is Permute.NONE else ops.d.view(out_shape))
-        elif sig is not None and launched is not None:
-            self._remember(sig, launched, request, out_shape, align, c)
-        return out
-
-    def _remember(self, sig: tuple, launched: Launched, r: Request, out_shape: Tuple[int, ...], align: int,
-                  c: Optional[torch.Tensor]) -> None:
-        template = abi.CksArgs.from_buffer_copy(launched.args)
-        for ptr in ("a", "b", "c", "bias", "e", "d", "semaphores", "partials"):
-            setattr(template, ptr, None)
-        template.semaphore_bytes = template.partial_bytes = 0
-        o, ep = r.operands, self.spec.epilogue
-        alias_ok = c is not None and ep.permute is Permute.NONE and c.stride() == o.d.stride()
-        size = operands.extent
-        self.prepared.put(sig, Prepared(
-            template, launched.plan_key, r.device, out_shape, align * 2, ep.bias is BiasMode.PER_COL,
-            o.c is not None, alias_ok, size(o.a), size(o.b), size(c), size(o.bias), size(o.e), size(o.d)))
+    def _array_call(self, a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
+        """Any other CUDA array (see array_path)."""
+        self.check_keywords(kwargs, self.keywords + ("stream",))
+        return array_path.call(self, a, b, kwargs)
 
     # --- inputs and tuning --------------------------------------------------------------------
 
     def random_inputs(self, m: int, n: int, k: int, *, view: Any = None,
-                      device: Optional[torch.device] = None) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, Any]]:
-        """(a, b, keyword arguments) of random normal data for this op's signature and layout:
-        what tuning and benchmarking call the op with."""
+                      device: Any = None) -> Tuple[Any, Any, Dict[str, Any]]:
+        """(a, b, keyword arguments) of random normal torch tensors for this op's signature and
+        layout: what tuning and benchmarking call the op with."""
+        torch = _require_torch(self.name, "random_inputs")
+        from . import reference
+
         device = device or torch.device("cuda", self.platform.current_device())
         return reference.random_inputs(self.spec, m, n, k, view=view, device=device)
 
     def tune(self, m: int, n: int, k: int, *, view: Any = None, verbose: bool = False) -> dict:
         """Times every candidate for (M, N, K) on random inputs, rotating input sets so the
         operands do not stay in L2, and stores the fastest in the tuning cache."""
+        torch = _require_torch(self.name, "tune")
         index = self.platform.current_device()
         device = torch.device("cuda", index)
         per_set = 2 * (m * k + k * n + 3 * m * n)
-        l2 = torch.cuda.get_device_properties(device).L2_cache_size
+        l2 = self.platform.hardware(index).l2_bytes
         sets = max(1, min(8, -(-2 * l2 // max(per_set, 1))))
         inputs = [self.random_inputs(m, n, k, view=view, device=device) for _ in range(sets)]
         calls = itertools.count()
@@ -297,3 +204,10 @@ class Op:
             for t, v, sp in results[:5]:
                 print(f"  {t:8.1f} us  {v} split={sp}")
         return {"op": self.name, "m": m, "n": n, "k": k, **entry}
+
+
+def _require_torch(op: str, what: str) -> Any:
+    torch = torch_or_none()
+    if torch is None:
+        raise RuntimeError(f"{op}.{what}() times and draws inputs with torch, which is not installed here")
+    return torch

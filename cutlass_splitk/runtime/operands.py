@@ -1,5 +1,10 @@
-"""Checking a call's tensors and turning them into what the C entry points take: pure
-functions of the tensors and the op's spec (nothing here launches or caches).
+"""Checking a call's operands and turning them into what the C entry points take: pure
+functions of the operands and the op's spec (nothing here launches, caches or allocates).
+
+The operands are torch tensors or :class:`~.arrays.ArrayView` (any CUDA array): both answer
+``shape``, ``stride()``, ``data_ptr()``, ``numel()``, ``element_size()`` and
+``is_contiguous()``, which is all this module reads, so it needs no torch. Copying into
+padded buffers is the caller's (``pad``: the torch path's or the array path's).
 
 Every message names the op and the argument, what was expected and what was given.
 """
@@ -8,14 +13,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Tuple
 
-import torch
-
-from ..spec import BiasMode, DType, Layout, OpSpec, Permute
+from ..spec import BiasMode, Layout, OpSpec, Permute
 from .errors import PaddingWarning
 
-TORCH_DTYPES = {DType.F16: torch.float16, DType.BF16: torch.bfloat16}
+Array = Any  # a torch.Tensor or an arrays.ArrayView
 
 
 @dataclass
@@ -23,16 +26,16 @@ class Operands:
     """The tensors of one launch and their leading dimensions, with N and K as launched
     (padded when the operands were copied into aligned buffers)."""
 
-    a: torch.Tensor
-    b: torch.Tensor
+    a: Array
+    b: Array
     lda: int
     ldb: int
-    c: Optional[torch.Tensor]  # None when beta == 0
+    c: Optional[Array]  # None when beta == 0
     ldc: int
-    bias: Optional[torch.Tensor]
-    e: Optional[torch.Tensor]
+    bias: Optional[Array]
+    e: Optional[Array]
     lde: int
-    d: torch.Tensor
+    d: Array
     ldd: int
     n: int
     k: int
@@ -41,23 +44,21 @@ class Operands:
 # --- geometry ----------------------------------------------------------------------------------
 
 
-def extent(t: Optional[torch.Tensor]) -> int:
+def extent(t: Optional[Array]) -> int:
     """Bytes from ``t``'s first element to past its last (0 for None or an empty tensor)."""
     if t is None or t.numel() == 0:
         return 0
     return (sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
 
 
-def overlaps(x: torch.Tensor, y: torch.Tensor) -> bool:
-    """Whether two non-empty tensors of one storage touch a common byte range (conservative:
-    two interleaved views of one buffer count as overlapping)."""
-    if x.untyped_storage().data_ptr() != y.untyped_storage().data_ptr():
-        return False
+def overlaps(x: Array, y: Array) -> bool:
+    """Whether two non-empty operands touch a common byte range (conservative: two
+    interleaved views of one buffer count as overlapping; distinct allocations never do)."""
     a0, b0 = x.data_ptr(), y.data_ptr()
     return a0 < b0 + extent(y) and b0 < a0 + extent(x)
 
 
-def row_major_ld(t: torch.Tensor) -> Optional[int]:
+def row_major_ld(t: Array) -> Optional[int]:
     """Leading dimension if ``t`` (2-D) is row-major with unit column stride, else None."""
     rows, cols = t.shape
     if cols > 1 and t.stride(1) != 1:
@@ -66,7 +67,7 @@ def row_major_ld(t: torch.Tensor) -> Optional[int]:
     return ld if ld >= cols else None
 
 
-def col_major_ld(t: torch.Tensor) -> Optional[int]:
+def col_major_ld(t: Array) -> Optional[int]:
     """``row_major_ld(t.t())`` without building the transposed view (on every tn call)."""
     rows, cols = t.shape
     if rows > 1 and t.stride(0) != 1:
@@ -76,22 +77,6 @@ def col_major_ld(t: torch.Tensor) -> Optional[int]:
 
 
 # --- checks ------------------------------------------------------------------------------------
-
-
-def check_tensor(op: str, name: str, t: Any, dtype: torch.dtype, ndim: int, device: Optional[torch.device],
-                 shape: Optional[Sequence[int]] = None, accept_cpu: bool = False) -> None:
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.dtype != dtype:
-        raise TypeError(f"{op}: {name} must be {dtype}, got {t.dtype}")
-    if not accept_cpu and t.device.type != "cuda":
-        raise ValueError(f"{op}: {name} must be on a CUDA device, got {t.device}")
-    if device is not None and t.device != device:
-        raise ValueError(f"{op}: {name} is on {t.device} but a is on {device}")
-    if t.dim() != ndim:
-        raise ValueError(f"{op}: {name} must be {ndim}-D, got shape {tuple(t.shape)}")
-    if shape is not None and tuple(t.shape) != tuple(shape):
-        raise ValueError(f"{op}: {name} must have shape {tuple(shape)}, got {tuple(t.shape)}")
 
 
 def out_shape(op: str, permute: Permute, m: int, n: int, view: Any) -> Tuple[int, ...]:
@@ -113,8 +98,8 @@ def out_shape(op: str, permute: Permute, m: int, n: int, view: Any) -> Tuple[int
     return (bsz, h, s, dh) if rank == 4 else (3, bsz, h, s, dh)
 
 
-def check_out_overlap(op: str, permute: Permute, out: torch.Tensor, a: torch.Tensor, b: torch.Tensor,
-                      c: Optional[torch.Tensor], bias: Optional[torch.Tensor], e: Optional[torch.Tensor]) -> None:
+def check_out_overlap(op: str, permute: Permute, out: Array, a: Array, b: Array, c: Optional[Array],
+                      bias: Optional[Array], e: Optional[Array]) -> None:
     """``out`` must not overlap an input; it may alias ``c`` exactly (same pointer and
     strides, unpermuted output)."""
     if not out.numel():
@@ -128,7 +113,7 @@ def check_out_overlap(op: str, permute: Permute, out: torch.Tensor, a: torch.Ten
                          "(same pointer and strides, unpermuted output)")
 
 
-def _layout_error(op: str, name: str, t: torch.Tensor, want: str, fix: str) -> ValueError:
+def _layout_error(op: str, name: str, t: Array, want: str, fix: str) -> ValueError:
     return ValueError(f"{op}: {name} must be {want}, got shape {tuple(t.shape)} with strides "
                       f"{tuple(t.stride())}; {fix}")
 
@@ -136,12 +121,15 @@ def _layout_error(op: str, name: str, t: torch.Tensor, want: str, fix: str) -> V
 # --- operands as launched ------------------------------------------------------------------------
 
 
-def prepare(spec: OpSpec, dtype: torch.dtype, a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor],
-            bias: Optional[torch.Tensor], e: Optional[torch.Tensor], out: torch.Tensor, m: int, n: int, k: int,
-            beta: float, align: int) -> Operands:
+Pad = Callable[[OpSpec, Operands, int, int, int, int], Operands]  # (spec, operands, m, kp, np, align)
+
+
+def prepare(spec: OpSpec, a: Array, b: Array, c: Optional[Array], bias: Optional[Array], e: Optional[Array],
+            out: Array, m: int, n: int, k: int, beta: float, align: int, pad: Pad) -> Operands:
     """The operands' leading dimensions (raising for a layout the kernels cannot read), then
-    the operands themselves when ``align``-element aligned, else padded copies (with a
-    PaddingWarning)."""
+    the operands themselves when ``align``-element aligned, else ``pad``'s copies (with a
+    PaddingWarning). K = 0 always pads (to K = ``align`` zero columns: the kernels then
+    compute the epilogue of a zero product)."""
     op = spec.name
     lda = row_major_ld(a)
     if lda is None:
@@ -175,9 +163,17 @@ def prepare(spec: OpSpec, dtype: torch.dtype, a: torch.Tensor, b: torch.Tensor, 
             raise _layout_error(op, "out", out, "contiguous", "pass a contiguous out")
         ldd = n
     ops = Operands(a, b, lda, ldb, c if beta != 0.0 else None, ldc, bias, e, lde, out, ldd, n, k)
-    if aligned(ops, align, spec.epilogue.bias is BiasMode.PER_COL):
+    if k and aligned(ops, align, spec.epilogue.bias is BiasMode.PER_COL):
         return ops
-    return padded(spec, dtype, ops, m, align)
+    kp = max(align, -(-k // align) * align)
+    np_ = -(-n // align) * align
+    if spec.epilogue.permute is not Permute.NONE and np_ != n:
+        raise ValueError(f"{spec.name}: N={n} must be a multiple of {align} for the permuted output "
+                         f"(the head size D must be a multiple of {align})")
+    if k:
+        warnings.warn(f"{spec.name}: M={m} N={n} K={k} is not {align}-element aligned (sizes, strides or "
+                      f"pointers); operands are copied into padded buffers", PaddingWarning, stacklevel=5)
+    return pad(spec, ops, m, kp, np_, align)
 
 
 def aligned(o: Operands, al: int, bias_per_col: bool) -> bool:
@@ -188,43 +184,3 @@ def aligned(o: Operands, al: int, bias_per_col: bool) -> bool:
     ptrs = [o.a, o.b, o.d, o.c, o.e] + ([o.bias] if bias_per_col else [])
     return (o.k % al == 0 and o.n % al == 0 and all(ld % al == 0 for ld in lds)
             and all(t is None or t.data_ptr() % nbytes == 0 for t in ptrs))
-
-
-def padded(spec: OpSpec, dtype: torch.dtype, o: Operands, m: int, al: int) -> Operands:
-    """Copies the operands into zero-padded, aligned buffers (the slow path)."""
-    ep = spec.epilogue
-    kp = -(-o.k // al) * al
-    np_ = -(-o.n // al) * al
-    if ep.permute is not Permute.NONE and np_ != o.n:
-        raise ValueError(f"{spec.name}: N={o.n} must be a multiple of {al} for the permuted output "
-                         f"(the head size D must be a multiple of {al})")
-    warnings.warn(f"{spec.name}: M={m} N={o.n} K={o.k} is not {al}-element aligned (sizes, strides or "
-                  f"pointers); operands are copied into padded buffers", PaddingWarning, stacklevel=5)
-    dev = o.a.device
-
-    def pad2(t: Optional[torch.Tensor], rows: int, cols: int) -> Optional[torch.Tensor]:
-        if t is None:
-            return None
-        buf = torch.zeros(rows, cols, dtype=dtype, device=dev)
-        buf[: t.shape[0], : t.shape[1]] = t
-        return buf
-
-    a = pad2(o.a, m, kp)
-    if spec.layout is Layout.TN:
-        b = pad2(o.b.t(), np_, kp).t()
-        ldb = kp
-    else:
-        b = pad2(o.b, kp, np_)
-        ldb = np_
-    c = pad2(o.c, m, np_)
-    e = pad2(o.e, m, np_)
-    bias = o.bias
-    if bias is not None:
-        length = np_ if ep.bias is BiasMode.PER_COL else bias.shape[0]
-        bias = torch.zeros(length, dtype=dtype, device=dev)
-        bias[: o.bias.shape[0]] = o.bias
-    if ep.permute is Permute.NONE:
-        d = torch.empty(m, np_, dtype=dtype, device=dev)
-    else:
-        d = torch.empty(m * np_, dtype=dtype, device=dev).view(m, np_)
-    return Operands(a, b, kp, ldb, c, np_, bias, e, np_, d, np_, np_, kp)

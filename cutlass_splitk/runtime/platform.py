@@ -1,20 +1,38 @@
 """What the runtime asks of the machine, behind one replaceable object: the current device
-and stream, a device's properties for the dispatch model, the device key of the tuning
-cache, and whether tensors must be on a CUDA device.
+and stream of the torch path, a device's properties for the dispatch model, the device key of
+the tuning cache, whether tensors must be on a CUDA device, and (``devices``) the array path's
+CUDA access (:class:`~.cudacore.Devices`: pointers, streams, cuda.core memory).
+
+Device properties come from cuda.core (:func:`~.cudacore.hardware`), so dispatching needs no
+torch; torch is imported only for the torch path's current device and stream, and only when it
+is installed (:func:`torch_or_none`).
 
 A :class:`~cutlass_splitk.runtime.library.Library` takes a platform (default
-:class:`CudaPlatform`); the CPU tests pass one that accepts CPU tensors and models a GPU.
+:class:`CudaPlatform`); the CPU tests pass one that accepts CPU tensors, models a GPU and
+fakes device memory with host memory.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
-from typing import Dict
+import warnings
+from typing import Any, Callable, Dict, Optional
 
-import torch
-
+from . import cudacore
 from .dispatch import DeviceInfo
+
+
+@functools.lru_cache(maxsize=None)
+def torch_or_none() -> Any:
+    """The torch module if it can be imported, else None (the runtime then takes non-torch
+    arrays only)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
 
 
 def driver_version() -> int:
@@ -27,42 +45,87 @@ def driver_version() -> int:
 
 
 class CudaPlatform:
-    """The real one: torch's CUDA devices and current streams."""
+    """The real one: device properties from cuda.core, torch's current device and streams
+    for torch tensors, cuda.core / cuda.bindings for every other array."""
 
     #: Whether operands may be CPU tensors (never, for a real launch).
     accepts_cpu = False
 
-    def __init__(self) -> None:
-        self._infos: Dict[int, DeviceInfo] = {}
+    def __init__(self, devices: Any = None) -> None:
+        self.devices = devices if devices is not None else cudacore.Devices()
+        self._hardware: Dict[int, cudacore.Hardware] = {}
+        self.hardware_source: Dict[int, str] = {}
         self._keys: Dict[int, str] = {}
         self._lock = threading.Lock()
+        self._raw_stream: Optional[Callable[[int], int]] = None
 
     def current_device(self) -> int:
-        return torch.cuda.current_device()
+        torch = torch_or_none()
+        if torch is not None:
+            return torch.cuda.current_device()
+        return self.devices.current_device()
 
-    def device_index(self, device: torch.device) -> int:
-        """The CUDA device index the library launches on for operands on ``device``."""
+    def device_index(self, device: Any) -> int:
+        """The CUDA device index the library launches on for operands on ``device`` (a
+        torch.device)."""
         return device.index
 
     def stream(self, index: int) -> int:
-        """The raw cudaStream_t of the device's current stream (cheap: no Stream object)."""
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:
-            return int(raw(index))
-        return int(torch.cuda.current_stream(index).cuda_stream)
+        """The raw cudaStream_t of the device's current torch stream (cheap: no Stream object)."""
+        return self.stream_function()(index)
+
+    def stream_function(self) -> Callable[[int], int]:
+        """``stream`` as the cheapest callable: torch's own C function where a subclass does
+        not override ``stream`` (the fast path calls it on every launch)."""
+        if type(self).stream is not CudaPlatform.stream:
+            return self.stream
+        raw = self._raw_stream
+        if raw is None:
+            torch = torch_or_none()
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            if raw is None:
+                def raw(i: int) -> int:
+                    return int(torch.cuda.current_stream(i).cuda_stream)
+            self._raw_stream = raw
+        return raw
+
+    def hardware(self, index: int) -> cudacore.Hardware:
+        """The device's properties (name, SMs, compute capability, L2, shared memory per SM,
+        DRAM bandwidth), read once through cuda.core (through torch, with a warning, where
+        cuda.core cannot and torch is installed: ``hardware_source`` says which)."""
+        with self._lock:
+            if index not in self._hardware:
+                self._hardware[index] = self._read_hardware(index)
+            return self._hardware[index]
+
+    def _read_hardware(self, index: int) -> cudacore.Hardware:
+        try:
+            hw = cudacore.hardware(index)
+            self.hardware_source[index] = "cuda.core"
+            return hw
+        except Exception as exc:
+            torch = torch_or_none()
+            if torch is None:
+                raise
+            warnings.warn(f"cuda.core could not read device {index}'s properties ({type(exc).__name__}: {exc}); "
+                          "using torch's", RuntimeWarning, stacklevel=4)
+        p = torch.cuda.get_device_properties(index)
+        self.hardware_source[index] = "torch"
+        return cudacore.Hardware(p.name, p.multi_processor_count, p.major, p.minor, p.L2_cache_size,
+                                 getattr(p, "shared_memory_per_multiprocessor", 0), 0.0)
 
     def device_info(self, index: int) -> DeviceInfo:
-        with self._lock:
-            if index not in self._infos:
-                p = torch.cuda.get_device_properties(index)
-                self._infos[index] = DeviceInfo.from_properties(p.name, p.multi_processor_count, p.major, p.minor)
-            return self._infos[index]
+        hw = self.hardware(index)
+        return DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor)
 
     def device_key(self, index: int) -> str:
-        """The device part of a tuning cache key: name, compute capability, CUDA and driver."""
+        """The device part of a tuning cache key: name, compute capability, CUDA (torch's
+        build when torch is installed, else cuda-python's) and driver."""
         with self._lock:
             if index not in self._keys:
-                p = torch.cuda.get_device_properties(index)
-                self._keys[index] = (f"{p.name}|sm{p.major}{p.minor}|cuda{torch.version.cuda}|"
-                                     f"driver{driver_version()}")
+                hw = self._hardware.get(index) or self._read_hardware(index)
+                self._hardware[index] = hw
+                torch = torch_or_none()
+                cuda = torch.version.cuda if torch is not None else cudacore.runtime_version()
+                self._keys[index] = f"{hw.name}|sm{hw.major}{hw.minor}|cuda{cuda}|driver{driver_version()}"
             return self._keys[index]

@@ -13,8 +13,9 @@ from typing import Any, Dict, Optional, Tuple
 
 import torch
 
-from ..spec import Activation, BiasMode, EOp, EpilogueSpec, Layout, OpSpec, Permute
-from .operands import TORCH_DTYPES
+from ..spec import Activation, BiasMode, DType, EOp, EpilogueSpec, Layout, OpSpec, Permute
+
+TORCH_DTYPES = {DType.F16: torch.float16, DType.BF16: torch.bfloat16}
 
 
 def activation(v: torch.Tensor, act: Activation, slope: float = 0.01) -> torch.Tensor:

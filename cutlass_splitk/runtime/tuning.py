@@ -19,7 +19,6 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..fsutil import atomic_write, locked, user_cache_dir
 from ..spec import OpSpec
-from . import timing
 
 CACHE_VERSION = 1
 
@@ -122,7 +121,9 @@ def time_candidates(run: Callable[[str, int], None], candidates: Sequence[Tuple[
                     warmup: int = 3, reps: int = 10) -> List[Tuple[float, str, int]]:
     """Median microseconds of ``run(variant, split)`` per candidate, fastest first (``run``
     itself rotates input sets where the caller wants L2 defeated). A candidate whose warm-up
-    raises ValueError cannot run the problem and is left out."""
+    raises ValueError cannot run the problem and is left out (times with torch's CUDA events)."""
+    from . import timing
+
     results = []
     for variant, split in candidates:
         try:

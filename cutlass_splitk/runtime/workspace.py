@@ -1,76 +1,118 @@
-"""Workspace per (device, stream), from torch's caching allocator.
+"""Workspace per (device, stream): semaphores (serial split-K) and partials (parallel split-K).
 
-* Semaphores (serial split-K): int32, zero-filled when allocated. A completed serial launch
-  leaves them zero, so a buffer is reused without a memset. One buffer per stream: two
-  streams never share one, since their launches may overlap.
-* Partials (parallel split-K): float32, uninitialised, grown on demand.
+* Semaphores: int32, zero-filled when allocated. A completed serial launch leaves them zero,
+  so a buffer is reused without a memset. One buffer per stream: two streams never share
+  one, since their launches may overlap.
+* Partials: float32, uninitialised, grown on demand.
 
-Buffers are allocated on the stream that uses them, so the caching allocator's
-stream-ordered reuse keeps a replaced buffer alive until the work queued before it is done.
+Where the memory comes from is the workspace's allocator: torch's caching allocator for the
+torch path (:class:`TorchMemory`), cuda.core's memory resources for any other CUDA array
+(``cudacore.CoreMemory``). Buffers are allocated on the stream that uses them and released on
+it, so stream-ordered reuse keeps a replaced buffer alive until the work queued before it is
+done. Each buffer is a :class:`Block` (pointer, size, and the object owning the memory).
 
-``SCRATCH`` hands out fresh buffers instead (semaphores zero-filled on the stream), freed when
-the launch has been queued: what the torch.compile custom op uses, since cudagraph trees do
-not allow an op to keep tensors from their pool alive between calls.
+``SCRATCH`` hands out fresh torch buffers instead (semaphores zero-filled on the stream),
+freed when the launch has been queued: what the torch.compile custom op uses, since cudagraph
+trees do not allow an op to keep tensors from their pool alive between calls.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
-
-import torch
+from typing import Any, Dict, Hashable, NamedTuple, Optional, Tuple
 
 
-@dataclass
+class Block(NamedTuple):
+    ptr: int
+    nbytes: int
+    owner: Any  # keeps the memory alive; releases it when dropped
+
+
 class _Buffers:
-    semaphores: Optional[torch.Tensor] = None
-    partials: Optional[torch.Tensor] = None
+    """One (device, stream)'s buffers. Read without a lock on the fast path: a buffer is
+    replaced by assigning a whole Block."""
+
+    __slots__ = ("semaphores", "partials")
+
+    def __init__(self) -> None:
+        self.semaphores: Optional[Block] = None
+        self.partials: Optional[Block] = None
 
 
-@dataclass
+def _words(nbytes: int, minimum: int) -> int:
+    return max(minimum, 1 << (max(nbytes // 4, 1) - 1).bit_length())
+
+
+class TorchMemory:
+    """Blocks from torch's caching allocator (``device``: a torch.device), allocated while
+    the stream that uses them is current."""
+
+    @staticmethod
+    def zeros(device: Any, stream: int, words: int) -> Block:
+        import torch
+
+        t = torch.zeros(words, dtype=torch.int32, device=device)
+        return Block(t.data_ptr(), words * 4, t)
+
+    @staticmethod
+    def empty(device: Any, stream: int, words: int) -> Block:
+        import torch
+
+        t = torch.empty(words, dtype=torch.float32, device=device)
+        return Block(t.data_ptr(), words * 4, t)
+
+
 class Workspace:
-    """Owned by one Library; keyed by (device index, raw cudaStream_t handle). The caller
-    allocates while that stream is current, so the tensors belong to it."""
+    """Owned by one Library per allocator; keyed by (device, raw cudaStream_t handle)."""
 
-    _buffers: Dict[Tuple[int, int], _Buffers] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(self, memory: Any = None):
+        self.memory = memory if memory is not None else TorchMemory()
+        self._buffers: Dict[Tuple[Hashable, int], _Buffers] = {}
+        self._lock = threading.Lock()
+        self.generation = 0  # bumped by clear(), for whoever keeps a _Buffers
 
-    def _get(self, device: torch.device, stream: int) -> _Buffers:
-        key = (device.index, stream)
-        with self._lock:
-            return self._buffers.setdefault(key, _Buffers())
+    def get(self, device: Hashable, stream: int) -> Optional[_Buffers]:
+        """The buffers of (device, stream) if any (no lock: the fast path's read)."""
+        return self._buffers.get((device, stream))
 
-    def semaphores(self, device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
+    def _get(self, device: Hashable, stream: int) -> _Buffers:
+        buf = self._buffers.get((device, stream))
+        if buf is None:
+            with self._lock:
+                buf = self._buffers.setdefault((device, stream), _Buffers())
+        return buf
+
+    def semaphores(self, device: Hashable, stream: int, nbytes: int) -> Block:
         buf = self._get(device, stream)
-        if buf.semaphores is None or buf.semaphores.numel() * 4 < nbytes:
-            words = max(1024, 1 << (max(nbytes // 4, 1) - 1).bit_length())
-            buf.semaphores = torch.zeros(words, dtype=torch.int32, device=device)
-        return buf.semaphores
+        block = buf.semaphores
+        if block is None or block.nbytes < nbytes:
+            block = buf.semaphores = self.memory.zeros(device, stream, _words(nbytes, 1024))
+        return block
 
-    def partials(self, device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
+    def partials(self, device: Hashable, stream: int, nbytes: int) -> Block:
         buf = self._get(device, stream)
-        if buf.partials is None or buf.partials.numel() * 4 < nbytes:
-            words = max(1 << 16, 1 << (max(nbytes // 4, 1) - 1).bit_length())
-            buf.partials = torch.empty(words, dtype=torch.float32, device=device)
-        return buf.partials
+        block = buf.partials
+        if block is None or block.nbytes < nbytes:
+            block = buf.partials = self.memory.empty(device, stream, _words(nbytes, 1 << 16))
+        return block
 
     def clear(self) -> None:
         with self._lock:
+            self.generation += 1
             self._buffers.clear()
 
 
 class _Scratch:
-    """The Workspace interface with a fresh buffer per launch (stream-ordered reuse by the
-    caching allocator makes freeing it right after the launch is queued safe)."""
+    """The Workspace interface with a fresh torch buffer per launch (stream-ordered reuse by
+    the caching allocator makes freeing it right after the launch is queued safe)."""
 
     @staticmethod
-    def semaphores(device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
-        return torch.zeros(max(1, -(-nbytes // 4)), dtype=torch.int32, device=device)
+    def semaphores(device: Any, stream: int, nbytes: int) -> Block:
+        return TorchMemory.zeros(device, stream, max(1, -(-nbytes // 4)))
 
     @staticmethod
-    def partials(device: torch.device, stream: int, nbytes: int) -> torch.Tensor:
-        return torch.empty(max(1, -(-nbytes // 4)), dtype=torch.float32, device=device)
+    def partials(device: Any, stream: int, nbytes: int) -> Block:
+        return TorchMemory.empty(device, stream, max(1, -(-nbytes // 4)))
 
 
 SCRATCH = _Scratch()

@@ -1,0 +1,95 @@
+"""A stand-in for a built ``lib<op>.so`` on a machine without a GPU: the same C entry points
+(``cks_<variant>_query`` / ``_run`` for every variant of an op, plus the library-level ones),
+compiled by the host C compiler, doing no CUDA. ``run`` copies the CksArgs it was given and
+counts calls (``cks_fake_last_args``, ``cks_fake_calls``); ``query`` reports the workspace a
+real variant would ask for (serial: 4 KiB of semaphores when split > 1; parallel: 1 MiB of
+partials). Used by ``benchmarks/host_overhead.py --fake`` (the call path's CPU cost with the
+ctypes boundary included) and by tests/test_callpath_cpu.py.
+
+    from fakelib import build_fake, fake_op
+    op = fake_op("linear_f16", build_fake(spec, tmpdir), platform)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+HEADER = r"""
+#include <stdint.h>
+#include <string.h>
+static unsigned char last_args[168];
+static void* last_stream;
+static long calls;
+int cks_abi_version(void) { return 1; }
+const char* cks_describe(void) { return "fake"; }
+const char* cks_last_error(void) { return ""; }
+const void* cks_fake_last_args(void) { return last_args; }
+void* cks_fake_last_stream(void) { return last_stream; }
+long cks_fake_calls(void) { return calls; }
+static int query(const void* args, void* q, int serial) {
+  int32_t split = ((const int32_t*)args)[4];
+  memset(q, 0, 32);
+  ((int32_t*)q)[0] = split;
+  ((int32_t*)q)[1] = ((int32_t*)q)[2] = 1;
+  ((int64_t*)q)[2] = serial && split > 1 ? 4096 : 0;
+  ((int64_t*)q)[3] = serial ? 0 : (1 << 20);
+  return 0;
+}
+static int run(const void* args, void* stream) {
+  memcpy(last_args, args, sizeof last_args);
+  last_stream = stream;
+  ++calls;
+  return 0;
+}
+"""
+
+ENTRY = r"""
+int cks_{name}_query(const void* a, void* q) {{ return query(a, q, {serial}); }}
+int cks_{name}_run(const void* a, void* s) {{ return run(a, s); }}
+"""
+
+
+def have_compiler() -> bool:
+    return shutil.which("cc") is not None or shutil.which("gcc") is not None
+
+
+def build_fake(spec: Any, directory: Path) -> Path:
+    """Compiles the fake library of ``spec`` (an OpSpec) into ``directory``; returns its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / f"fake_{spec.name}.c"
+    text = HEADER + "".join(ENTRY.format(name=v.name, serial=int(v.mode.value == "serial")) for v in spec.variants)
+    source.write_text(text)
+    so = directory / f"libfake_{spec.name}.so"
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(so), str(source)], check=True)
+    return so
+
+
+def fake_op(spec: Any, so: Path, platform: Any) -> Any:
+    """An Op of ``spec`` bound (ctypes, as load() binds) to the fake library at ``so``."""
+    from cutlass_splitk.runtime import Library, Op, abi
+
+    library = Library(Path(so).parent, {}, {}, platform=platform)
+    bound = abi.bind(Path(so), [v.name for v in spec.variants])
+    op = Op(library, spec, bound)
+    library._ops[spec.name] = op
+    return op
+
+
+def last_args(op: Any) -> Any:
+    """The CksArgs the fake library's run() last received."""
+    from cutlass_splitk.runtime import abi
+
+    handle = op.bound.handle
+    handle.cks_fake_last_args.restype = ctypes.c_void_p
+    return abi.CksArgs.from_buffer_copy(abi.CksArgs.from_address(handle.cks_fake_last_args()))
+
+
+def calls(op: Any) -> int:
+    handle = op.bound.handle
+    handle.cks_fake_calls.restype = ctypes.c_long
+    return int(handle.cks_fake_calls())

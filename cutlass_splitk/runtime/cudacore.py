@@ -1,0 +1,240 @@
+"""NVIDIA's Python CUDA stack as the runtime uses it, through cuda.core and cuda.bindings:
+devices and their properties, streams (the ``__cuda_stream__`` protocol), stream-ordered
+memory from cuda.core memory resources, and the few driver calls the array path needs
+(memset, 2-D copies, one stream waiting for another, where a pointer lives).
+
+Nothing here imports torch, and everything is imported on first use: a process without a
+GPU (or without cuda-python) can import the runtime; only calling into this module needs
+them. :class:`Devices` is the array path's half of :class:`~.platform.CudaPlatform`; the
+CPU tests replace it by a host-memory fake with the same methods.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple, Optional
+
+from .errors import KernelError
+from .workspace import Block
+
+
+@functools.lru_cache(maxsize=None)
+def core() -> Any:
+    """The cuda.core module (``cuda.core``, or ``cuda.core.experimental`` before 0.5)."""
+    try:
+        import cuda.core as module
+
+        module.Device  # noqa: B018 (only the new namespace has it at the top)
+        return module
+    except (ImportError, AttributeError):
+        import cuda.core.experimental as module
+
+        return module
+
+
+@functools.lru_cache(maxsize=None)
+def driver() -> Any:
+    from cuda.bindings import driver as module
+
+    return module
+
+
+def check(result: Any, what: str) -> Any:
+    """cuda.bindings returns ``(CUresult, *values)``: the values, or KernelError naming the call."""
+    err = result[0]
+    if int(err) != 0:
+        name = getattr(err, "name", str(int(err)))
+        raise KernelError(f"{what} failed: {name}")
+    return result[1] if len(result) == 2 else result[1:]
+
+
+class Hardware(NamedTuple):
+    """A device as the runtime sees it (``bandwidth``: theoretical DRAM bytes/s)."""
+
+    name: str
+    sm_count: int
+    major: int
+    minor: int
+    l2_bytes: int
+    smem_per_sm: int
+    bandwidth: float
+
+
+def hardware(index: int) -> Hardware:
+    """The device's properties. What the dispatcher needs (name, SMs, compute capability)
+    must be readable; the rest is 0 where this driver or cuda.core does not report it."""
+    dev = core().Device(index)
+    p = dev.properties
+    cc = dev.compute_capability
+
+    def optional(read: Any) -> Any:
+        try:
+            return read()
+        except Exception:
+            return 0
+
+    bandwidth = optional(lambda: 2.0 * p.memory_clock_rate * 1e3 * p.global_memory_bus_width / 8)
+    return Hardware(dev.name, int(p.multiprocessor_count), int(cc.major), int(cc.minor),
+                    int(optional(lambda: p.l2_cache_size)), int(optional(lambda: p.max_shared_memory_per_multiprocessor)),
+                    float(bandwidth))
+
+
+def driver_version() -> int:
+    try:
+        return int(check(driver().cuDriverGetVersion(), "cuDriverGetVersion"))
+    except Exception:  # no driver here: the version is only part of a cache key
+        return 0
+
+
+def runtime_version() -> str:
+    """The CUDA runtime version cuda.bindings finds, as ``"13.0"`` (else its own version,
+    where no runtime library can be loaded: the value is only part of a cache key)."""
+    try:
+        from cuda.bindings import runtime
+
+        v = int(check(runtime.cudaRuntimeGetVersion(), "cudaRuntimeGetVersion"))
+        return f"{v // 1000}.{v % 1000 // 10}"
+    except Exception:
+        import cuda.bindings
+
+        return "bindings" + ".".join(str(cuda.bindings.__version__).split(".")[:2])
+
+
+def stream_handle(obj: Any) -> int:
+    """The raw handle of a stream given as an int or as an object with ``__cuda_stream__``
+    (cuda.core, CuPy, Numba, torch streams). Raises TypeError otherwise."""
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        if obj < 0:
+            raise TypeError(f"a stream handle must be >= 0, got {obj}")
+        return obj
+    proto = getattr(obj, "__cuda_stream__", None)
+    if proto is None:
+        raise TypeError(f"a stream must be an int handle or have __cuda_stream__, got {type(obj).__name__}")
+    value = proto() if callable(proto) else proto
+    return int(value[1])
+
+
+class _Foreign:
+    """A raw handle wearing the ``__cuda_stream__`` protocol (for cuda.core's create_stream)."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+class _Release:
+    """Owns one cuda.core Buffer; gives it back on its stream when dropped."""
+
+    def __init__(self, buffer: Any, stream: Any):
+        self.buffer, self.stream = buffer, stream
+
+    def __del__(self) -> None:
+        try:
+            self.buffer.close(self.stream)
+        except Exception:  # the stream is gone: release on the buffer's own (default) stream
+            try:
+                self.buffer.close()
+            except Exception:  # interpreter shutdown, or the context is gone
+                pass
+
+
+class Devices:
+    """The CUDA devices through cuda.core / cuda.bindings (the array path's platform half)."""
+
+    def current_device(self) -> int:
+        return int(core().Device().device_id)
+
+    def enter(self, index: int) -> Any:
+        """Makes device ``index``'s primary context current on this thread; returns what to
+        give :meth:`leave` (the previous context, if it was another device's)."""
+        d = driver()
+        dev = core().Device(index)  # initialises CUDA
+        ctx = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if int(ctx) != 0 and int(check(d.cuCtxGetDevice(), "cuCtxGetDevice")) == index:
+            return None
+        dev.set_current()
+        return ctx if int(ctx) != 0 else None
+
+    def leave(self, previous: Any) -> None:
+        if previous is not None:
+            check(driver().cuCtxSetCurrent(previous), "cuCtxSetCurrent")
+
+    def pointer_device(self, ptr: int) -> Optional[int]:
+        """The device whose memory ``ptr`` points into (device or managed memory), else None."""
+        d = driver()
+        a = d.CUpointer_attribute
+        err, kind = d.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d.CUdeviceptr(ptr))
+        if int(err) != 0 or int(kind) != int(d.CUmemorytype.CU_MEMORYTYPE_DEVICE):
+            return None
+        return int(check(d.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, d.CUdeviceptr(ptr)),
+                         "cuPointerGetAttribute"))
+
+    def default_stream(self, index: int) -> int:
+        """cuda.core's default stream of the device (the legacy default stream unless
+        ``CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM`` is set)."""
+        return int(core().Device(index).default_stream.handle)
+
+    def _stream(self, index: int, handle: int) -> Any:
+        """A cuda.core Stream for a raw handle (0 and 1: the legacy default stream, 2: the
+        per-thread one, as cuda.core names them where it does)."""
+        named = {0: "LEGACY_DEFAULT_STREAM", 1: "LEGACY_DEFAULT_STREAM", 2: "PER_THREAD_DEFAULT_STREAM"}.get(handle)
+        if named is not None and hasattr(core(), named):
+            return getattr(core(), named)
+        stream_cls = core().Stream
+        if hasattr(stream_cls, "from_handle"):
+            return stream_cls.from_handle(handle)
+        return core().Device(index).create_stream(_Foreign(handle))
+
+    def alloc(self, index: int, stream: int, nbytes: int) -> Block:
+        """``nbytes`` of device memory from the device's cuda.core memory resource, allocated
+        on ``stream`` and given back on it when the Block's owner is dropped."""
+        if nbytes <= 0:
+            return Block(0, 0, None)
+        s = self._stream(index, stream)
+        buffer = core().Device(index).memory_resource.allocate(nbytes, stream=s)
+        return Block(int(buffer.handle), nbytes, _Release(buffer, s))
+
+    def memset(self, ptr: int, nbytes: int, stream: int) -> None:
+        d = driver()
+        check(d.cuMemsetD8Async(d.CUdeviceptr(ptr), 0, nbytes, d.CUstream(stream)), "cuMemsetD8Async")
+
+    def copy2d(self, dst: int, dpitch: int, src: int, spitch: int, width: int, rows: int, stream: int) -> None:
+        """``rows`` rows of ``width`` bytes, device to device (pitches in bytes)."""
+        if not width or not rows:
+            return
+        d = driver()
+        m = d.CUDA_MEMCPY2D()
+        m.srcMemoryType = m.dstMemoryType = d.CUmemorytype.CU_MEMORYTYPE_DEVICE
+        m.srcDevice, m.srcPitch = d.CUdeviceptr(src), spitch
+        m.dstDevice, m.dstPitch = d.CUdeviceptr(dst), dpitch
+        m.WidthInBytes, m.Height = width, rows
+        check(d.cuMemcpy2DAsync(m, d.CUstream(stream)), "cuMemcpy2DAsync")
+
+    def wait(self, consumer: int, producer: int) -> None:
+        """Work queued on ``consumer`` from now on waits for what ``producer`` has queued."""
+        if consumer == producer:
+            return
+        d = driver()
+        event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
+        try:
+            check(d.cuEventRecord(event, d.CUstream(producer)), "cuEventRecord")
+            check(d.cuStreamWaitEvent(d.CUstream(consumer), event, 0), "cuStreamWaitEvent")
+        finally:
+            d.cuEventDestroy(event)
+
+
+class CoreMemory:
+    """The Workspace allocator of the array path: cuda.core memory (``device``: an index)."""
+
+    def __init__(self, devices: Any):
+        self.devices = devices
+
+    def zeros(self, device: int, stream: int, words: int) -> Block:
+        block = self.devices.alloc(device, stream, words * 4)
+        self.devices.memset(block.ptr, words * 4, stream)
+        return block
+
+    def empty(self, device: int, stream: int, words: int) -> Block:
+        return self.devices.alloc(device, stream, words * 4)

@@ -1,0 +1,353 @@
+"""Any CUDA array through cuda.core (issue 15), on the GPU: CuPy, JAX and cuda.core buffers on
+non-default streams of those frameworks give the same bits as the torch call; a process with
+torch hidden loads the library and runs an op; cuda.core's device properties and
+StridedMemoryView agree with torch and with our own __cuda_array_interface__ parser; the torch
+fast path gives the full path's bits, also from several threads on their own streams."""
+
+import os
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch here
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+import threading  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+torch = pytest.importorskip("torch")
+
+from cutlass_splitk.runtime import arrays, cudacore, dlpack  # noqa: E402
+from cutlass_splitk.runtime.dispatch import DeviceInfo  # noqa: E402
+
+from gpu_util import BUILD_ROOT, ROOT  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+MODES = [(None, None), ("serial", 4), ("parallel", 8)]
+M, N, K = 48, 512, 4096
+
+
+@pytest.fixture
+def lib(libs):
+    if "default" not in libs:
+        pytest.skip("build/default is not built")
+    return libs["default"]
+
+
+def inputs(m=M, n=N, k=K, seed=1, dtype=torch.float16):
+    g = torch.Generator(device="cuda")
+    g.manual_seed(seed)
+    return tuple(torch.randn(*s, device="cuda", dtype=dtype, generator=g) for s in ((m, k), (n, k), (n,)))
+
+
+def mode_kw(mode, split):
+    return {} if mode is None else {"mode": mode, "split_k": split}
+
+
+def same_bits(y, ref):
+    got = torch.from_dlpack(y)
+    torch.cuda.synchronize()
+    return got.shape == ref.shape and torch.equal(got, ref)
+
+
+class CAI:
+    """An object exposing only ``__cuda_array_interface__`` (and keeping ``keep`` alive)."""
+
+    def __init__(self, cai, keep=None):
+        self.__cuda_array_interface__ = cai
+        self.keep = keep
+
+
+def column_major(obj, devices):
+    """The (K, N) column-major view of a row-major (N, K) array of any framework."""
+    v = arrays.view("test", "w", obj, 0, devices)
+    rows, cols = v.shape
+    return CAI({"shape": (cols, rows), "typestr": "<V2" if v.dtype == "bfloat16" else "<f2",
+                "data": (v.ptr, False), "version": 3, "strides": (2, 2 * cols), "stream": None}, v)
+
+
+def core_stream():
+    dev = cudacore.core().Device(0)
+    dev.set_current()
+    return dev, dev.create_stream()
+
+
+# --- CuPy ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode,split", MODES)
+def test_cupy_arrays_on_cupy_streams(lib, mode, split):
+    cupy = pytest.importorskip("cupy")
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs()
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    torch.cuda.synchronize()
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:  # the data is written on s, and the op runs on CuPy's current stream (s) by default
+        ca, cw, cb = (cupy.from_dlpack(x).copy() for x in (a, w, bias))
+        y = op(ca, cw.T, bias=cb, **mode_kw(mode, split))
+    s.synchronize()
+    assert isinstance(y, cupy.ndarray) and y.shape == (M, N)
+    assert same_bits(y, ref)
+    s2 = cupy.cuda.Stream(non_blocking=True)
+    out = cupy.full((M, N), float("nan"), dtype=cupy.float16)
+    cupy.cuda.Device().synchronize()
+    stream = s2 if hasattr(s2, "__cuda_stream__") else s2.ptr
+    assert op(ca, cw.T, bias=cb, out=out, stream=stream, **mode_kw(mode, split)) is out
+    s2.synchronize()
+    assert same_bits(out, ref)
+
+
+def test_cupy_padding_and_k0_match_torch(lib):
+    cupy = pytest.importorskip("cupy")
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(33, 30, 60, seed=5)
+    with pytest.warns(Warning, match="padded buffers"):
+        ref = op(a, w.t(), bias=bias)
+    with pytest.warns(Warning, match="padded buffers"):
+        y = op(cupy.from_dlpack(a), cupy.from_dlpack(w).T, bias=cupy.from_dlpack(bias))
+    cupy.cuda.Device().synchronize()
+    assert same_bits(y, ref)
+    a0, w0 = torch.empty(5, 0, device="cuda", dtype=torch.half), torch.empty(30, 0, device="cuda", dtype=torch.half)
+    ref0 = op(a0, w0.t(), bias=bias)  # torch: the epilogue of a zero product in torch
+    y0 = op(cupy.from_dlpack(a0), cupy.from_dlpack(w0).T, bias=cupy.from_dlpack(bias))  # the kernels, on zeros
+    cupy.cuda.Device().synchronize()
+    torch.testing.assert_close(torch.from_dlpack(y0).float(), ref0.float(), atol=2e-3, rtol=2e-3)
+
+
+# --- JAX ---------------------------------------------------------------------------------------------------
+
+
+def jax_gpu():
+    jax = pytest.importorskip("jax")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    return jax
+
+
+@pytest.mark.parametrize("mode,split", MODES)
+def test_jax_arrays_on_a_cuda_core_stream(lib, mode, split):
+    jax = jax_gpu()
+    jnp = jax.numpy
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=2)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    torch.cuda.synchronize()
+    ja, jw, jb = (jnp.asarray(x.cpu().numpy()) for x in (a, w, bias))
+    jw.block_until_ready()
+    _, s = core_stream()
+    y = op(ja, column_major(jw, lib.platform.devices), bias=jb, stream=s, **mode_kw(mode, split))
+    s.sync()
+    assert isinstance(y, dlpack.DeviceArray) and y.shape == (M, N)
+    assert same_bits(y, ref)
+    jy = jnp.from_dlpack(y)  # JAX reads the library's array
+    assert np.array_equal(np.asarray(jy).view(np.uint16), ref.cpu().numpy().view(np.uint16))
+
+
+def test_jax_bf16_row_major_b(libs):
+    jax = jax_gpu()
+    jnp = jax.numpy
+    if "epilogues" not in libs:
+        pytest.skip("build/epilogues is not built")
+    op = libs["epilogues"].nn_bias_silu_bf16
+    a, w, bias = inputs(40, 256, 2048, seed=3, dtype=torch.bfloat16)
+    b = w.t().contiguous()  # (K, N) row-major: layout nn
+    ref = op(a, b, bias=bias)
+    torch.cuda.synchronize()
+    ja, jb, jbias = (jnp.asarray(x.float().cpu().numpy()).astype(jnp.bfloat16) for x in (a, b, bias))
+    _, s = core_stream()
+    y = op(ja, jb, bias=jbias, stream=s)
+    s.sync()
+    assert y.dtype == "bfloat16" and same_bits(y, ref)
+
+
+# --- cuda.core buffers -------------------------------------------------------------------------------------
+
+
+def smv_class():
+    try:
+        from cuda.core.utils import StridedMemoryView
+    except ImportError:
+        from cuda.core.experimental.utils import StridedMemoryView
+    if not hasattr(StridedMemoryView, "from_buffer"):
+        pytest.skip("this cuda.core has no StridedMemoryView.from_buffer")
+    return StridedMemoryView
+
+
+def to_buffer(dev, s, t):
+    """A cuda.core buffer holding a copy of tensor ``t`` (copied on stream ``s``)."""
+    d = cudacore.driver()
+    buf = dev.allocate(t.numel() * t.element_size(), stream=s)
+    cudacore.check(d.cuMemcpyDtoDAsync(d.CUdeviceptr(int(buf.handle)), d.CUdeviceptr(t.data_ptr()),
+                                       t.numel() * t.element_size(), d.CUstream(int(s.handle))), "copy")
+    return buf
+
+
+def smv_of(smv, buf, shape, strides=None):
+    v = smv.from_buffer(buf, shape, strides, dtype=np.dtype(np.float16))
+    if strides is not None and tuple(v.strides) != tuple(strides):  # a cuda.core taking byte strides
+        v = smv.from_buffer(buf, shape, tuple(2 * x for x in strides), dtype=np.dtype(np.float16))
+    assert strides is None or tuple(v.strides) == tuple(strides)
+    return v
+
+
+@pytest.mark.parametrize("mode,split", MODES)
+def test_cuda_core_buffers_on_a_cuda_core_stream(lib, mode, split):
+    smv = smv_class()
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=4)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    torch.cuda.synchronize()
+    dev, s = core_stream()
+    ba, bw, bb = (to_buffer(dev, s, x) for x in (a, w, bias))
+    va, vw, vb = smv_of(smv, ba, (M, K)), smv_of(smv, bw, (K, N), (1, K)), smv_of(smv, bb, (N,))
+    y = op(va, vw, bias=vb, stream=s, **mode_kw(mode, split))
+    bo = dev.allocate(M * N * 2, stream=s)
+    vo = smv_of(smv, bo, (M, N))
+    assert op(va, vw, bias=vb, out=vo, stream=s, **mode_kw(mode, split)) is vo
+    s.sync()
+    assert same_bits(y, ref)
+    got = torch.empty(M, N, device="cuda", dtype=torch.half)
+    d = cudacore.driver()
+    cudacore.check(d.cuMemcpyDtoD(d.CUdeviceptr(got.data_ptr()), d.CUdeviceptr(int(bo.handle)), M * N * 2), "copy")
+    assert torch.equal(got, ref)
+
+
+# --- a process without torch -----------------------------------------------------------------------------
+
+
+def test_torch_free_process_runs_an_op(lib, tmp_path):
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=6)
+    ref = op(a, w.t(), bias=bias)
+    for name, t in (("a", a), ("w", w), ("bias", bias)):
+        np.save(tmp_path / f"{name}.npy", t.cpu().numpy())
+    code = textwrap.dedent(f"""
+        import sys
+        class NoTorch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError(name + " is hidden from this process")
+        sys.meta_path.insert(0, NoTorch())
+        import numpy as np
+        import cutlass_splitk
+        from cutlass_splitk.runtime import cudacore
+        d = cudacore.driver()
+        dev = cudacore.core().Device(0)
+        dev.set_current()
+        s = dev.create_stream()
+        lib = cutlass_splitk.load({str(BUILD_ROOT / "default")!r})
+
+        class Array:  # cuda.core memory holding a host array, seen through __cuda_array_interface__
+            def __init__(self, host, shape=None, strides=None):
+                self.buf = dev.allocate(host.nbytes, stream=s)
+                cudacore.check(d.cuMemcpyHtoDAsync(d.CUdeviceptr(int(self.buf.handle)), host.ctypes.data,
+                                                   host.nbytes, d.CUstream(int(s.handle))), "HtoD")
+                self.__cuda_array_interface__ = {{"shape": shape or host.shape, "typestr": "<f2", "version": 3,
+                    "data": (int(self.buf.handle), False), "strides": strides, "stream": int(s.handle)}}
+
+        a, w, bias = (np.load({str(tmp_path)!r} + f"/{{n}}.npy") for n in ("a", "w", "bias"))
+        n, k = w.shape
+        y = lib.linear_bias_gelu_f16(Array(a), Array(w, (k, n), (2, 2 * k)), bias=Array(bias), stream=s)
+        s.sync()
+        host = np.empty(y.shape, np.float16)
+        cudacore.check(d.cuMemcpyDtoH(host.ctypes.data, d.CUdeviceptr(y.ptr), host.nbytes), "DtoH")
+        np.save({str(tmp_path)!r} + "/y.npy", host)
+        print("torch modules:", [m for m in sys.modules if m == "torch" or m.startswith("torch.")])
+        print("custom op:", lib.linear_bias_gelu_f16.torch_op)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "torch modules: []" in done.stdout and "custom op: None" in done.stdout
+    y = np.load(tmp_path / "y.npy")
+    assert np.array_equal(y.view(np.uint16), ref.cpu().numpy().view(np.uint16))
+
+
+# --- cuda.core against torch, and our parser against cuda.core -----------------------------------------
+
+
+def test_device_properties_from_cuda_core(lib, record_property):
+    hw = lib.platform.hardware(0)
+    assert lib.platform.hardware_source[0] == "cuda.core"
+    p = torch.cuda.get_device_properties(0)
+    assert (hw.name, hw.sm_count, hw.major, hw.minor, hw.l2_bytes) == (
+        p.name, p.multi_processor_count, p.major, p.minor, p.L2_cache_size)
+    if hasattr(p, "shared_memory_per_multiprocessor"):
+        assert hw.smem_per_sm == p.shared_memory_per_multiprocessor
+    record_property("bandwidth", hw.bandwidth)
+    assert hw.bandwidth == 0 or 1e12 < hw.bandwidth < 1e13  # 0: not reported by this driver
+    assert lib.device_info(0) == DeviceInfo.from_properties(p.name, p.multi_processor_count, p.major, p.minor)
+    assert lib.platform.device_key(0).startswith(f"{p.name}|sm{p.major}{p.minor}|cuda{torch.version.cuda}|driver")
+
+
+def test_own_cai_parser_agrees_with_strided_memory_view(lib):
+    devices = lib.platform.devices
+    a, w, _ = inputs(seed=7)
+    objs = [a, w.t(), a[:, 8:], CAI(a.__cuda_array_interface__, a)]
+    try:
+        import cupy
+
+        objs += [cupy.from_dlpack(a), cupy.from_dlpack(w).T]
+    except ImportError:
+        pass
+    fields = ("ptr", "shape", "strides", "dtype", "itemsize", "device", "readonly")
+    for obj in objs:
+        v = arrays.view("t", "x", obj, 0, devices)
+        assert arrays._smv_class() is not None and isinstance(v.owner, arrays._smv_class())
+        c = arrays.from_cai("t", "x", obj.__cuda_array_interface__, obj, 0, devices)
+        assert [getattr(v, f) for f in fields] == [getattr(c, f) for f in fields], type(obj)
+    host = np.zeros((4, 4), np.float16)
+    assert devices.pointer_device(host.ctypes.data) is None
+    assert devices.pointer_device(a.data_ptr()) == 0
+
+
+# --- the torch fast path ----------------------------------------------------------------------------------
+
+
+def test_fast_path_gives_the_full_paths_bits(lib):
+    cases = [("linear_f16", {}), ("linear_f16", {"alpha": 0.5}), ("linear_bias_gelu_f16", {"bias": True}),
+             ("linear_f16", {"split_k": 8, "mode": "serial"}), ("linear_f16", {"split_k": 16, "mode": "parallel"}),
+             ("bias_gelu_mul_permute_f16", {"bias": True, "e": True, "view": (3, 16, 4, 128)})]
+    for name, kw in cases:
+        op = getattr(lib, name)
+        a, w, bias = inputs(48, 512, 4096, seed=8)
+        kw = dict(kw)
+        if kw.pop("bias", False):
+            kw["bias"] = bias
+        if kw.pop("e", False):
+            kw["e"] = torch.randn(48, 512, device="cuda", dtype=torch.half)
+        full = op._call(a, w.t(), dict(kw), None)  # never remembered
+        op(a, w.t(), **kw)
+        before = len(op.prepared)
+        fast = op(a, w.t(), **kw)
+        assert len(op.prepared) == before and before >= 1
+        torch.cuda.synchronize()
+        assert torch.equal(fast, full), (name, kw)
+
+
+def test_fast_path_from_threads_on_their_streams(lib):
+    op = lib.linear_bias_gelu_f16
+    data = [inputs(64, 1024, 8192, seed=20 + i) for i in range(4)]
+    expected = [op(a, w.t(), bias=b, split_k=8, mode="serial") for a, w, b in data]
+    torch.cuda.synchronize()
+    bad = []
+
+    def worker(i):
+        a, w, b = data[i]
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.default_stream())
+        outs = []
+        with torch.cuda.stream(s):
+            for _ in range(100):
+                outs.append(op(a, w.t(), bias=b, split_k=8, mode="serial"))
+        s.synchronize()
+        bad.extend(i for o in outs if not torch.equal(o, expected[i]))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad, f"{len(bad)} of 400 launches differ"
