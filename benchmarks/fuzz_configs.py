@@ -205,6 +205,10 @@ def run_problems(run: Run, i: int, d: fuzz_grammar.Draw, build_dir: Path) -> Non
         return
     finally:
         run.current = None
+        try:  # the op stays registered with torch (and so alive): let go of its workspace at least
+            op.library.workspace.clear()
+        except AttributeError:
+            pass
     stats["seconds"] = round(time.monotonic() - start, 1)
     stats["runnable_variants"] = [v.name for v in fuzz_problems.runnable(op.spec, dev)]
     c["run"] = stats
