@@ -115,6 +115,9 @@ def test_unknown_backend_and_arch_without_sm80_grids():
     ("      schedule: pingpong\n", [256, 128, 64],
      "tile [256, 128, 64] with the pingpong schedule holds 256 f32 accumulators per thread (at most 128): use a "
      "smaller tile or the cooperative schedule"),
+    ("      schedule: cooperative\n", [256, 256, 64],
+     "tile [256, 256, 64] with the cooperative schedule holds 256 f32 accumulators per thread (at most 128): "
+     "use a smaller tile"),
     ("      schedule: cooperative\n", [64, 128, 64],
      "the cooperative schedule needs tile M >= 128 (two warpgroups of 64 rows), got 64"),
     ("      stages: [5]\n", [128, 256, 64], {"shared memory 268288 B (5 stages + epilogue) > 232448 B limit of sm_90",

@@ -83,8 +83,9 @@ def prune(variant: KernelVariant, dtype: DType) -> Optional[str]:
         return f"the cooperative schedule needs tile M >= 128 (two warpgroups of 64 rows), got {tile[0]}"
     accumulators = accumulators_per_thread(tile, schedule)
     if accumulators > MAX_ACCUMULATORS:
+        fix = "a smaller tile" + (" or the cooperative schedule" if schedule is Schedule.PINGPONG else "")
         return (f"tile {list(tile)} with the {schedule.value} schedule holds {accumulators} f32 accumulators "
-                f"per thread (at most {MAX_ACCUMULATORS}): use a smaller tile or the cooperative schedule")
+                f"per thread (at most {MAX_ACCUMULATORS}): use {fix}")
     if schedule is Schedule.PINGPONG and mode is SplitMode.STREAM_K:
         return "stream-K needs the cooperative schedule (CUTLASS's ping-pong kernel has no stream-K scheduler)"
     if schedule is Schedule.PINGPONG and mode is SplitMode.SERIAL and max(variant.splits) > 1:
