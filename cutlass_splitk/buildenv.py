@@ -50,6 +50,7 @@ class BuildError(RuntimeError):
         self.command = list(command)
         self.cwd = cwd
         self.log = log
+        self.hint = hint
         tail = log if len(log) < 20000 else "...\n" + log[-20000:]
         shown = shlex.join(self.command) if cwd is None else f"cd {shlex.quote(str(cwd))} && {shlex.join(self.command)}"
         super().__init__(
@@ -100,7 +101,7 @@ class Jobs:
 
 
 def default_jobs(env: Mapping[str, str] = os.environ, cpus: Optional[int] = None,
-                 mem_gb: Optional[float] = None) -> Jobs:
+                 meminfo: Path = Path("/proc/meminfo")) -> Jobs:
     """``MAX_JOBS`` if set, else usable CPUs bounded by available memory."""
     value = env.get("MAX_JOBS", "").strip()
     if value:
@@ -109,7 +110,7 @@ def default_jobs(env: Mapping[str, str] = os.environ, cpus: Optional[int] = None
                                 "Set MAX_JOBS to the number of parallel nvcc jobs, e.g. MAX_JOBS=4, or unset it.")
         return Jobs(int(value), "MAX_JOBS")
     cpus = usable_cpus() if cpus is None else cpus
-    mem_gb = mem_available_gb() if mem_gb is None else mem_gb
+    mem_gb = mem_available_gb(meminfo)
     if mem_gb is None:
         return Jobs(cpus, f"{cpus} usable CPUs")
     by_memory = max(1, int(mem_gb // GB_PER_JOB))
