@@ -6,12 +6,19 @@ Each translation unit compiles to an object whose cache key is sha256(source + e
 the template directories it compiles against + full nvcc command + nvcc version + the
 variables nvcc reads itself + host compiler and version + CUTLASS version); each op links its
 objects into ``lib<op>.so`` (CUDA runtime linked statically, only the ``extern "C"`` entry
-points exported). nvcc runs in ``<out>/src`` on the unit's relative path, so neither the key
-nor a compiler launcher's cache (sccache) depends on where the output directory is. The
-manifest is written last, atomically: a failed build leaves the previous manifest (and
+points exported).
+
+nvcc compiles a byte-identical copy of the unit staged under
+``$TMPDIR/cutlass-splitk-<uid>/stage/<object key>/`` (cwd) by its relative path, removed
+after a successful compile and kept after a failed one (the printed command can be pasted):
+nothing nvcc sees depends on the output or cache directory, so neither does the object cache
+key nor a compiler launcher's cache (sccache hashes nvcc's device-side steps with the absolute
+source path). ``compile_commands.json`` names the sources under ``<out>/src``.
+
+The manifest is written last, atomically: a failed build leaves the previous manifest (and
 libraries it names, and ``compile_commands.json``) untouched. A build writes only under the
-output directory and the cache: never into ``generated/`` (``cutlass-splitk generate``
-writes that).
+output directory, the cache and the staging directory: never into ``generated/``
+(``cutlass-splitk generate`` writes that).
 
 The runner is a thread pool, not ninja: the content-hash cache already does what ninja's
 mtimes and depfiles would (and more: it is shared between output directories, see README
@@ -33,7 +40,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 from . import artifact, codegen
 from .config import Config, load_config
 from .buildenv import BuildError, default_jobs, run
-from .fsutil import atomic_output, cache_root, file_sha256, locked, sha256_parts, write_if_different
+from .fsutil import atomic_output, cache_root, file_sha256, locked, sha256_parts, staging_root, write_if_different
 from .toolchain import Toolchain, default_toolchain
 
 COMPILE_COMMANDS = "compile_commands.json"
@@ -142,17 +149,20 @@ def build(
     database: List[dict] = []
 
     def compile_unit(unit: codegen.SourceUnit) -> Path:
-        # nvcc runs in src/ on the relative path, and the key leaves out where the source and
-        # object live: the same text and flags give the same object in any output directory.
+        # The key leaves out where the source and object live (and nvcc compiles a staged copy):
+        # the same text and flags give the same object in any output directory.
         probe = toolchain.compile_command(Path("SRC.cu"), Path("OUT.o"), unit.targets, unit.backend)
         key = sha256_parts(unit.text.encode(), digests[unit.backend], "\0".join(probe).encode(), fingerprint)
         seconds = []
 
-        def make(tmp: Path) -> None:
+        def make(tmp: Path) -> None:  # under the key's lock: the staged copy is this call's own
             hint = (f"The generated source is {src_abs / unit.relpath}. If the config is valid, this is a bug in "
                     "cutlass-splitk: report it with this log.")
+            stage = staging_root() / key[:32]
+            write_if_different(stage / unit.relpath, unit.text)
             seconds.append(run(toolchain.compile_invocation(Path(unit.relpath), tmp, unit.targets, unit.backend),
-                               f"nvcc failed on {unit.relpath}", hint, cwd=src_abs))
+                               f"nvcc failed on {unit.relpath}", hint, cwd=stage))
+            shutil.rmtree(stage, ignore_errors=True)
             with counter_lock:
                 result.compiled += 1
                 result.unit_seconds[unit.relpath] = seconds[0]

@@ -32,11 +32,18 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _isolated_caches(monkeypatch, tmp_path_factory):
-    """Nothing in the suite reads or writes ~/.cache (tuning cache, object cache)."""
+    """Nothing in the suite reads or writes ~/.cache (tuning cache, object cache) or the
+    shared staging directory, and no build setting leaks in from the environment."""
     base = tmp_path_factory.getbasetemp()
     monkeypatch.setenv("CUTLASS_SPLITK_TUNE_CACHE", str(base / "tune-cache" / "tune.json"))
     monkeypatch.setenv("CUTLASS_SPLITK_CACHE", str(base / "object-cache-default"))
     monkeypatch.delenv("CUTLASS_SPLITK_AUTOTUNE", raising=False)
+    for name in ("CUTLASS_SPLITK_COMPILER_LAUNCHER", "CUTLASS_SPLITK_CUDA_ARCH_LIST", "CUTLASS_SPLITK_NVCC_FLAGS",
+                 "CUTLASS_SPLITK_LDFLAGS", "MAX_JOBS", "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "NVCC_CCBIN"):
+        monkeypatch.delenv(name, raising=False)
+    from cutlass_splitk import build
+
+    monkeypatch.setattr(build, "staging_root", lambda: base / "stage")
 
 
 @pytest.fixture
@@ -67,8 +74,15 @@ def tiny_build(tmp_path_factory) -> TinyBuild:
         pytest.skip("nvcc is not on PATH")
     from cutlass_splitk.build import build
 
+    import cutlass_splitk.build as build_module
+
     base = tmp_path_factory.mktemp("nvcc-tiny")
     config = _write_yaml(base, MINIMAL_OP_YAML, "tiny.yaml")
     out, cache = base / "out", base / "cache"
-    result = build(config, out_dir=out, cache_dir=cache, jobs=2, progress=False)
+    staging = build_module.staging_root  # a session fixture: the autouse one does not apply yet
+    build_module.staging_root = lambda: base / "stage"
+    try:
+        result = build(config, out_dir=out, cache_dir=cache, jobs=2, progress=False)
+    finally:
+        build_module.staging_root = staging
     return TinyBuild(config, out, cache, result, (out / "manifest.json").read_text())

@@ -307,9 +307,12 @@ def test_compile_failure_reports_command_and_log_and_keeps_the_manifest(tiny_bui
                     r"\(exit code \d+\)\ncommand: ", message), message
     assert exc.command[0] == str(find_nvcc())
     assert "--this-flag-does-not-exist" in exc.command and "-DCKS_FORCE_ERROR_DOES_NOT_EXIST" in exc.command
-    # nvcc ran in the output directory's src/ on the unit's relative path; the message says so
-    assert exc.cwd == (tiny_build.out / "src").resolve()
+    # nvcc ran on a staged copy, by its relative path; the copy is left for the printed command
+    from cutlass_splitk import build as build_module
+
+    assert exc.cwd.parent == build_module.staging_root()
     assert exc.command[-4] == "-c" and exc.command[-3] in ("tiny_f16/library.cu", f"tiny_f16/{MINIMAL_GROUP}.cu")
+    assert (exc.cwd / exc.command[-3]).read_text() == (tiny_build.out / "src" / exc.command[-3]).read_text()
     assert f"\ncommand: cd {exc.cwd} && {exc.command[0]} -std=c++17 " in message
     assert "--this-flag-does-not-exist -c " in message
     assert "Unknown option '--this-flag-does-not-exist'" in exc.log

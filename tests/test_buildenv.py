@@ -293,8 +293,13 @@ def test_compile_commands_json(tmp_path, fake):
         assert entry["arguments"] == fake.compile_command(Path(unit.relpath), Path(entry["output"]), unit.targets,
                                                           unit.backend)
         assert (src / entry["file"]).read_text() == unit.text
-    # nvcc ran in src/ on these relative paths
-    assert sorted(line.split()[0] for line in compiles(fake)) == [str(src)] * 2
+    # nvcc ran on staged copies (a directory per object key, removed after success) by these relative paths
+    from cutlass_splitk import build as build_module
+
+    ran_in = sorted(line.split()[0] for line in compiles(fake))
+    keys = sorted(Path(e["output"]).stem[:32] for e in database)
+    assert ran_in == [str(build_module.staging_root() / k) for k in keys]
+    assert not any(Path(d).exists() for d in ran_in)
     # a no-op rebuild leaves it alone; per-unit seconds are recorded for compiled units only
     mtime = (out / COMPILE_COMMANDS).stat().st_mtime_ns
     assert sorted(result.unit_seconds) == sorted(u.relpath for u in units)

@@ -161,13 +161,17 @@ esac
     message = str(exc)
     assert exc.what == f"nvcc failed on {GROUP_UNIT} (exit code 3)"
     assert message.startswith(f"nvcc failed on {GROUP_UNIT} (exit code 3)\ncommand: cd ")
-    # nvcc ran in src/ on the unit's relative path (so nothing in the object depends on -o)
-    assert exc.cwd == (env.out / "src").resolve()
+    # nvcc ran on a copy staged by object key, by its relative path (nothing it sees depends on
+    # -o or the cache); the copy stays for the printed command
+    from cutlass_splitk import build as build_module
+
+    assert exc.cwd.parent == build_module.staging_root() and len(exc.cwd.name) == 32
+    assert (exc.cwd / GROUP_UNIT).read_bytes() == (env.out / "src" / GROUP_UNIT).read_bytes()
     assert exc.command[0] == str(bad.nvcc) and exc.command[-4:-2] == ["-c", GROUP_UNIT]
     assert f'stdout: compiling {GROUP_UNIT}' in exc.log
     assert f'{GROUP_UNIT}(12): error: identifier "boom" is undefined' in exc.log
     assert f"\ncommand: cd {exc.cwd} && {shlex.join(exc.command)}\n" in message
-    assert f"The generated source is {exc.cwd / GROUP_UNIT}." in message
+    assert f"The generated source is {(env.out / 'src' / GROUP_UNIT).resolve()}." in message
     assert f"\n--- output ---\n{exc.log.rstrip()}\n--- end ---\n" in message
     # the output directory is exactly as the previous build left it (bytes and mtimes)
     assert snapshot(env.out) == before
