@@ -98,6 +98,7 @@ class BuildResult:
     seconds: float = 0.0
     libraries: Dict[str, Path] = field(default_factory=dict)
     jobs: int = 1
+    launcher: str = ""  # the compiler launcher's program name, if any (its cache may have served "compiled" units)
     unit_seconds: Dict[str, float] = field(default_factory=dict)  # relpath -> nvcc seconds, compiled units only
 
     def slowest(self, n: int = 5) -> List[tuple]:
@@ -144,7 +145,7 @@ def build(
 
     jobs = max(1, jobs or default_jobs().count)
     bar = Progress(len(units), enabled=progress)
-    result = BuildResult(out_dir, {}, jobs=jobs)
+    result = BuildResult(out_dir, {}, jobs=jobs, launcher=Path(toolchain.launcher[0]).name if toolchain.launcher else "")
     counter_lock = threading.Lock()
     database: List[dict] = []
 

@@ -57,7 +57,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
                    cache_dir=Path(args.cache) if args.cache else None, ops=args.op or None,
                    progress=not args.quiet)
     print(f"{result.out_dir}: {len(result.libraries)} libraries "
-          f"({result.compiled} objects compiled, {result.linked} libraries updated) in {result.seconds:.1f}s")
+          f"({result.compiled} objects compiled{f' through {result.launcher}' if result.launcher else ''}, "
+          f"{result.linked} libraries updated) in {result.seconds:.1f}s")
     slowest = result.slowest(args.slowest)
     if slowest and not args.quiet:
         print(f"slowest units ({result.jobs} parallel jobs):")

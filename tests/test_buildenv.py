@@ -237,6 +237,20 @@ def test_launcher_runs_every_compile_and_is_not_in_the_key(tmp_path, fake):
         assert entry["arguments"][0] == str(fake.nvcc)
 
 
+def test_launcher_from_the_environment(tmp_path, fake, monkeypatch, capsys):
+    log = tmp_path / "launcher.log"
+    script(tmp_path / "hostbin" / "launch", f"#!/bin/sh\necho \"$*\" >> {log}\nexec \"$@\"\n")
+    monkeypatch.setenv(buildenv.LAUNCHER_ENV, "launch")
+    monkeypatch.setattr(toolchain, "locate_nvcc", lambda env: Nvcc(fake.nvcc, "PATH"))
+    monkeypatch.setattr(toolchain, "find_cutlass", lambda env: FAKE_CUTLASS)
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
+    out = tmp_path / "out"
+    assert main(["build", str(config), "-o", str(out), "--cache", str(tmp_path / "cache"), "-q"]) == 0
+    assert re.fullmatch(rf"{re.escape(str(out))}: 1 libraries \(2 objects compiled through launch, 1 libraries "
+                        r"updated\) in [\d.]+s\n", capsys.readouterr().out)
+    assert len(log.read_text().splitlines()) == 2
+
+
 # --- the object cache key ------------------------------------------------------------------------------
 
 
