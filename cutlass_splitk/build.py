@@ -176,29 +176,42 @@ def build(
         bar.step(f"{unit.relpath} ({seconds[0]:.1f}s)" if seconds else f"{unit.relpath} (cached)")
         return obj
 
-    objects: Dict[str, List[Path]] = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(compile_unit, u): u for u in units}
-        try:
-            for fut in concurrent.futures.as_completed(futures):
-                objects.setdefault(futures[fut].op, []).append(fut.result())
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-
-    # Link every op into the cache first: a failed link leaves the output directory as it was.
-    linked: Dict[str, Path] = {}
-    for op in config.ops:
-        objs = sorted(objects[op.name], key=lambda p: p.name)
+    def link_op(name: str, objs: List[Path]) -> Path:
+        # Into the cache first: a failed link leaves the output directory as it was.
+        objs = sorted(objs, key=lambda p: p.name)
         key = sha256_parts(*(o.name.encode() for o in objs), "\0".join(toolchain.link_command([], Path())).encode(),
                            fingerprint)
 
-        def make_so(tmp: Path, objs=objs, name=op.name) -> None:
+        def make_so(tmp: Path) -> None:
             run(toolchain.link_command(objs, tmp), f"linking lib{name}.so failed",
                 "Check that the CUDA toolkit's static runtime (libcudart_static.a) is installed.")
 
-        linked[op.name] = _cached(cache, key, ".so", make_so)
+        return _cached(cache, key, ".so", make_so)
+
+    # One pool for compiles and links: an op links as soon as its last unit is compiled, while
+    # other ops' units still compile (as ninja would schedule it).
+    objects: Dict[str, List[Path]] = {}
+    remaining = {op.name: sum(u.op == op.name for u in units) for op in config.ops}
+    linked_by_op: Dict[str, Path] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(compile_unit, u): ("compile", u.op) for u in units}
+        try:
+            while pending:
+                done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for fut in done:
+                    kind, name = pending.pop(fut)
+                    if kind == "link":
+                        linked_by_op[name] = fut.result()
+                        continue
+                    objects.setdefault(name, []).append(fut.result())
+                    remaining[name] -= 1
+                    if remaining[name] == 0:
+                        pending[pool.submit(link_op, name, objects[name])] = ("link", name)
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            raise
+    linked = {op.name: linked_by_op[op.name] for op in config.ops}  # manifest order: the config's
 
     libraries: Dict[str, tuple] = {}
     try:

@@ -423,7 +423,8 @@ fi
 """)
     with pytest.raises(BuildError) as info:
         build(config, **kw)
-    assert info.value.what == "linking libtiny_bf16.so failed (exit code 1)"
+    # links run as soon as an op's units are compiled: either op may be the second to link
+    assert re.fullmatch(r"linking libtiny_(bf16|f16)\.so failed \(exit code 1\)", info.value.what), info.value.what
     assert snapshot(out, sources=False) == before  # (the sources under src/ are the new config's)
     assert_consistent(out)
 
