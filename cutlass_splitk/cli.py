@@ -85,7 +85,9 @@ def _cmd_package(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     size = done.wheel.stat().st_size / 1e6
-    print(f"{done.wheel}: {len(done.ops)} libraries ({', '.join(done.ops)}), {size:.1f} MB, build {done.build_hash}\n"
+    needs = f", needs glibc >= {done.glibc}" if done.glibc else ""
+    print(f"{done.wheel}: {len(done.ops)} libraries ({', '.join(done.ops)}), {size:.1f} MB, build {done.build_hash}"
+          f"{needs}\n"
           f"install: pip install {done.wheel}\n"
           f"load:    cutlass_splitk.load({done.name!r})  or  import {done.module}; {done.module}.load()")
     return 0

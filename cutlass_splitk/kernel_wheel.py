@@ -9,9 +9,10 @@ the build side. Written with the standard library (zipfile + METADATA/WHEEL/RECO
 PEP 427/491), reproducibly: the same directory, name and version give the same bytes.
 
 The wheel is tagged ``py3-none-<this platform>`` (``linux_x86_64`` here): the libraries are
-native code for this platform and need the glibc and libstdc++ of the machine that built
-them or newer. ``--platform-tag`` sets another tag (e.g. a manylinux tag after checking the
-libraries against that policy yourself).
+native code for this platform. What they need of the C library is read from their ELF
+version requirements (:func:`glibc_needed`, e.g. "glibc >= 2.34") and reported; ``--platform-tag``
+sets another tag (e.g. ``manylinux_2_34_x86_64`` after checking the libraries against that
+policy yourself).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import json
 import keyword
 import os
 import re
+import struct
 import sysconfig
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from . import __version__
 from .artifact import ABI_VERSION, ENTRY_POINT_GROUP, MANIFEST, PACKAGE_INFO, LibraryError, read_manifest
@@ -73,6 +75,7 @@ class Packaged:
     version: str
     ops: Tuple[str, ...]
     build_hash: str
+    glibc: Optional[str] = None  # the newest GLIBC_x.y the libraries need, e.g. "2.34"
 
 
 def module_name(name: str) -> str:
@@ -101,6 +104,53 @@ def _check(name: str, version: str, tag: str) -> str:
     return module
 
 
+SHT_GNU_VERNEED = 0x6FFFFFFE
+
+
+def elf_version_needs(data: bytes) -> Dict[str, List[str]]:
+    """The symbol versions a 64-bit little-endian ELF file needs, per library
+    (``.gnu.version_r``): ``{"libc.so.6": ["GLIBC_2.2.5", ..., "GLIBC_2.34"], ...}``. {} for
+    anything else."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return {}
+    try:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+        needs: Dict[str, List[str]] = {}
+        for _, kind, _, _, offset, _, link, count, _, _ in sections:
+            if kind != SHT_GNU_VERNEED:
+                continue
+            strtab = sections[link][4]
+
+            def name(at: int) -> str:
+                return data[strtab + at:data.index(b"\0", strtab + at)].decode()
+
+            entry = offset
+            for _ in range(count):
+                _, aux_count, file_name, aux, following = struct.unpack_from("<HHIII", data, entry)
+                versions, at = [], entry + aux
+                for _ in range(aux_count):
+                    _, _, _, version_name, aux_next = struct.unpack_from("<IHHII", data, at)
+                    versions.append(name(version_name))
+                    at += aux_next
+                needs[name(file_name)] = versions
+                if not following:
+                    break
+                entry += following
+        return needs
+    except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+        return {}
+
+
+def glibc_needed(libraries: Iterable[bytes]) -> Optional[str]:
+    """The newest ``GLIBC_x.y`` any of the libraries needs (``"2.34"``), or None."""
+    found = [tuple(int(p) for p in v.split("_", 1)[1].split("."))
+             for data in libraries for versions in elf_version_needs(data).values() for v in versions
+             if re.fullmatch(r"GLIBC_\d+(\.\d+)*", v)]
+    return ".".join(map(str, max(found))) if found else None
+
+
 def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -115,8 +165,11 @@ def package(directory: Path, name: str, version: str, out_dir: Path, tag: Option
     entries = list(manifest.libraries(verify=True))
     ops = tuple(e.name for e in entries)
     data = manifest.data
+    libraries = sorted((f"{module}/{e.path.name}", e.path.read_bytes()) for e in entries)
+    glibc = glibc_needed(blob for _, blob in libraries)
     info = {"name": name, "version": version, "abi_version": ABI_VERSION, "build_hash": manifest.build_hash,
-            "config": data.get("config", ""), "toolchain": data.get("toolchain", ""), "builder": __version__}
+            "config": data.get("config", ""), "toolchain": data.get("toolchain", ""), "builder": __version__,
+            "glibc": glibc}
     init = INIT_TEMPLATE.format(name=name, version=version, builder=__version__, config=data.get("config", "?"),
                                 ops=", ".join(ops), module=module, manifest=MANIFEST, ops_tuple=repr(ops))
     dist_info = f"{module}-{version}.dist-info"
@@ -124,14 +177,15 @@ def package(directory: Path, name: str, version: str, out_dir: Path, tag: Option
         (f"{module}/__init__.py", init.encode()),
         (f"{module}/{MANIFEST}", manifest.path.read_bytes()),
         (f"{module}/{PACKAGE_INFO}", (json.dumps(info, indent=1, sort_keys=True) + "\n").encode()),
-        *sorted((f"{module}/{e.path.name}", e.path.read_bytes()) for e in entries),
+        *libraries,
     ]
     metadata = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
                 f"Summary: CUDA GEMM kernels ({', '.join(ops)}) prebuilt by cutlass-splitk from "
                 f"{data.get('config', '?')}\n"
                 "Requires-Python: >=3.9\n\n"
                 f"Built with {data.get('toolchain', '?')}; ABI version {ABI_VERSION}; build hash "
-                f"{manifest.build_hash}.\nLoad with: cutlass_splitk.load({name!r}) (needs cutlass-splitk and torch).\n")
+                f"{manifest.build_hash}." + (f" The libraries need glibc >= {glibc}." if glibc else "") +
+                f"\nLoad with: cutlass_splitk.load({name!r}) (needs cutlass-splitk and torch).\n")
     wheel_meta = (f"Wheel-Version: 1.0\nGenerator: cutlass-splitk {__version__}\nRoot-Is-Purelib: false\n"
                   f"Tag: py3-none-{tag}\n")
     entry_points = f"[{ENTRY_POINT_GROUP}]\n{name} = {module}\n"
@@ -155,7 +209,8 @@ def package(directory: Path, name: str, version: str, out_dir: Path, tag: Option
         os.replace(tmp, wheel)
     finally:
         tmp.unlink(missing_ok=True)
-    return Packaged(wheel, name, module, version, ops, manifest.build_hash)
+    return Packaged(wheel, name, module, version, ops, manifest.build_hash, glibc)
 
 
-__all__ = ["PackageError", "Packaged", "LibraryError", "module_name", "package", "platform_tag"]
+__all__ = ["PackageError", "Packaged", "LibraryError", "elf_version_needs", "glibc_needed", "module_name", "package",
+           "platform_tag"]

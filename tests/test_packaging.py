@@ -23,7 +23,8 @@ from cutlass_splitk import __version__, artifact
 from cutlass_splitk.artifact import ABI_VERSION, LibraryError, read_manifest
 from cutlass_splitk.cli import main
 from cutlass_splitk.config import parse_config
-from cutlass_splitk.kernel_wheel import PackageError, module_name, package, platform_tag
+from cutlass_splitk.kernel_wheel import (PackageError, elf_version_needs, glibc_needed, module_name, package,
+                                         platform_tag)
 
 TAG = platform_tag()
 SO = b"\x7fELF stand-in library " * 64
@@ -79,8 +80,8 @@ def test_wheel_contents(tmp_path):
     assert read["my_kernels/libtiny_f16.so"] == SO
     assert json.loads(read["my_kernels/kernel_package.json"]) == {
         "abi_version": ABI_VERSION, "build_hash": manifest["build_hash"], "builder": __version__,
-        "config": "configs/tiny.yaml", "name": "My.Kernels", "toolchain": "nvcc 13.0.88; cutlass 4.2.0",
-        "version": "1.2.0"}
+        "config": "configs/tiny.yaml", "glibc": None, "name": "My.Kernels",
+        "toolchain": "nvcc 13.0.88; cutlass 4.2.0", "version": "1.2.0"}
     assert read["my_kernels-1.2.0.dist-info/WHEEL"].decode() == (
         f"Wheel-Version: 1.0\nGenerator: cutlass-splitk {__version__}\nRoot-Is-Purelib: false\nTag: py3-none-{TAG}\n")
     assert read["my_kernels-1.2.0.dist-info/entry_points.txt"].decode() == (
@@ -229,6 +230,27 @@ def test_an_edited_build_hash_is_refused(tmp_path):
                                f"<config.yaml> -o {out}")
 
 
+def _objdump_versions(path: Path) -> set:
+    import re
+    import shutil
+
+    if shutil.which("objdump") is None:
+        pytest.skip("objdump (binutils) is not installed")
+    out = subprocess.run(["objdump", "-T", str(path)], capture_output=True, text=True, check=True).stdout
+    return set(re.findall(r"\b((?:GLIBC|GLIBCXX|CXXABI|GCC)_[\d.]+)\b", out))
+
+
+def test_elf_version_needs_matches_objdump():
+    python = Path(sys.executable).resolve()
+    needs = elf_version_needs(python.read_bytes())
+    assert "libc.so.6" in needs
+    assert {v for versions in needs.values() for v in versions} == _objdump_versions(python)
+    newest = max(tuple(map(int, v[6:].split("."))) for v in needs["libc.so.6"] if v.startswith("GLIBC_"))
+    assert glibc_needed([python.read_bytes()]) == ".".join(map(str, newest))
+    assert elf_version_needs(b"not an elf") == {} and elf_version_needs(SO) == {}
+    assert glibc_needed([SO]) is None
+
+
 def test_module_name():
     assert module_name("My.Kernels--x_y") == "my_kernels_x_y"
 
@@ -239,7 +261,11 @@ def test_module_name():
 @pytest.mark.nvcc
 def test_package_install_load(tiny_build, tmp_path):
     pytest.importorskip("torch", reason="load() needs torch")
-    wheel = package(tiny_build.out, "tiny-kernels", "0.3.0", tmp_path / "dist").wheel
+    done = package(tiny_build.out, "tiny-kernels", "0.3.0", tmp_path / "dist")
+    wheel = done.wheel
+    so = tiny_build.out / "libtiny_f16.so"
+    glibc = {v for v in _objdump_versions(so) if v.startswith("GLIBC_")}
+    assert done.glibc == max(glibc, key=lambda v: tuple(map(int, v[6:].split("."))))[6:]
     site = tmp_path / "site"
     pip_install(wheel, site)
     assert sorted(p.name for p in (site / "tiny_kernels").iterdir() if p.name != "__pycache__") == [
