@@ -13,7 +13,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mkdir -p "${1:-$ROOT/gpu-check}" && cd "${1:-$ROOT/gpu-check}" && pwd)
 WORK=$(mktemp -d)
 rm -f "$OUT"/*.whl
-python3 -m pip wheel -q --no-deps --disable-pip-version-check -w "$OUT" "$ROOT"
+# The runtime wheel, from a copy of the committed tree (setuptools writes build/ beside the sources).
+mkdir "$WORK/src"
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "$ROOT" archive HEAD | tar -x -C "$WORK/src"
+else
+  cp -r "$ROOT"/. "$WORK/src"
+fi
+python3 -m pip wheel -q --no-deps --disable-pip-version-check -w "$OUT" "$WORK/src"
 cat > "$WORK/tiny.yaml" <<'YAML'
 ops:
   tiny_f16:
