@@ -391,7 +391,10 @@ def run_problem(op: Any, spec: OpSpec, p: Problem, device: Any, recorder: Record
         if not outside_ok:
             why.append("wrote outside out")
         return dict(info, kind="wrong", error="; ".join(why))
-    same_plan = plans[1] is not None and plan is not None and plans[1][0] == plan[0] and plans[1][1] in (None, plan[1])
+    if plan is None or plans[1] is None:  # nothing launched (an empty problem) must hold both times
+        same_plan = plans[1] == plan
+    else:
+        same_plan = plans[1][0] == plan[0] and plans[1][1] in (None, plan[1])
     if not same_plan or not torch.equal(res.view(torch.int16), results[1].view(torch.int16)):
         diff = int((res.view(torch.int16) != results[1].view(torch.int16)).sum())
         return dict(info, kind="nonrepro", error=f"{diff} elements differ between two identical calls "

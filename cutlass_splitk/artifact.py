@@ -10,24 +10,36 @@ schema, writing it, reading and checking it) and the self-description every libr
      "libraries": {"<op>": {"file": "lib<op>.so", "sha256": "<hex>"}},
      "ops": {"<op>": describe(op)}}
 
-``cutlass_splitk.load`` reads it back with :func:`read_manifest`, which checks it and each
-library it names; every problem is a :class:`LibraryError` that says how to fix it.
+``cutlass_splitk.load`` reads it back with :func:`read_manifest`, which checks it (ABI version,
+build hash) and each library it names; every problem is a :class:`LibraryError` that says how
+to fix it.
+
+An installed kernel package (``cutlass-splitk package``, a wheel) holds a built directory as an
+importable package: ``<module>/{manifest.json, lib<op>.so, __init__.py, kernel_package.json}``,
+registered under the entry-point group ``cutlass_splitk.kernels`` by its distribution name.
+:func:`locate` turns ``load("my-kernels")`` into that directory.
 
 Imports neither torch nor the build side: both sides use it.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence, Tuple
+from typing import Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from .fsutil import file_sha256, sha256_parts, write_if_different
 from .spec import OpSpec
 
 ABI_VERSION = 1  # must match CKS_ABI_VERSION in templates/cks_abi.h (checked by the tests)
 MANIFEST = "manifest.json"
+ENTRY_POINT_GROUP = "cutlass_splitk.kernels"  # distribution name -> the package holding a built directory
+PACKAGE_INFO = "kernel_package.json"  # {"name": ..., "version": ...} beside an installed package's manifest
 
 
 class LibraryError(RuntimeError):
@@ -37,6 +49,11 @@ class LibraryError(RuntimeError):
 def describe(op: OpSpec) -> dict:
     """The self-description each library embeds (``cks_describe()``) and the manifest repeats."""
     return {"abi_version": ABI_VERSION, **op.to_json()}
+
+
+def build_hash(libraries: Mapping[str, Mapping[str, str]]) -> str:
+    """The manifest's ``build_hash``: of its libraries' SHA-256s, in manifest order."""
+    return sha256_parts(*(e["sha256"].encode() for e in libraries.values()))[:16]
 
 
 # --- writing (the build) ---------------------------------------------------------------------
@@ -51,7 +68,7 @@ def write_manifest(out_dir: Path, config: str, toolchain: str, libraries: Mappin
         "abi_version": ABI_VERSION,
         "config": config,
         "toolchain": toolchain,
-        "build_hash": sha256_parts(*(e["sha256"].encode() for e in entries.values()))[:16],
+        "build_hash": build_hash(entries),
         "libraries": entries,
         "ops": {op.name: describe(op) for op in ops},
     }
@@ -76,6 +93,7 @@ class LibraryEntry:
 class Manifest:
     directory: Path
     data: dict
+    package: str = ""  # "<name> <version>" for an installed kernel package, else ""
 
     @property
     def path(self) -> Path:
@@ -85,9 +103,17 @@ class Manifest:
     def build_hash(self) -> str:
         return str(self.data.get("build_hash", ""))
 
-    def error(self, what: str) -> LibraryError:
-        """``what`` and the fix: rebuilding the directory."""
-        return LibraryError(f"{what}; rebuild it with: cutlass-splitk build <config.yaml> -o {self.directory}")
+    def error(self, what: str, newer: bool = False) -> LibraryError:
+        """``what`` and the fix: rebuilding the directory, or reinstalling the package;
+        ``newer``: built for a newer runtime, so upgrading the runtime comes first."""
+        if self.package:
+            name = self.package.split()[0]
+            fix = (f"install a build of {name} made for ABI version {ABI_VERSION}" if newer else
+                   f"reinstall the kernel package {self.package} (pip install --force-reinstall <its wheel>)")
+        else:
+            fix = f"rebuild it with: cutlass-splitk build <config.yaml> -o {self.directory}"
+        return LibraryError(f"{what}; " + ("upgrade cutlass-splitk (pip install -U cutlass-splitk), or " if newer
+                                           else "") + fix)
 
     def libraries(self, verify: bool = True) -> Iterator[LibraryEntry]:
         """Each library the manifest names: present, the same bytes as built (SHA-256, unless
@@ -95,8 +121,12 @@ class Manifest:
         try:
             entries = self.data["libraries"].items()
             descriptions = self.data["ops"]
-        except (KeyError, AttributeError):
+            expected = build_hash(self.data["libraries"])
+        except (KeyError, AttributeError, TypeError):
             raise self.error(f"{self.path}: malformed (no 'libraries'/'ops')") from None
+        if self.build_hash != expected:
+            raise self.error(f"{self.path}: build_hash {self.build_hash!r} is not that of the libraries it lists "
+                             f"({expected}): the manifest was edited")
         for name, entry in entries:
             so = self.directory / entry["file"]
             if not so.is_file():
@@ -120,10 +150,19 @@ class Manifest:
             raise self.error(f"{entry.path}: its self-description does not match {self.path} (stale library)")
 
 
+def _package_label(directory: Path) -> str:
+    try:
+        info = json.loads((directory / PACKAGE_INFO).read_text())
+        return f"{info['name']} {info['version']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
 def read_manifest(directory: Path) -> Manifest:
-    """The manifest of a built directory, of this ABI. Raises LibraryError."""
+    """The manifest of a built directory (or an installed kernel package's), of this ABI.
+    Raises LibraryError."""
     directory = Path(directory)
-    manifest = Manifest(directory, {})
+    manifest = Manifest(directory, {}, _package_label(directory))
     if not directory.is_dir():
         raise manifest.error(f"{directory}: no such directory")
     try:
@@ -132,12 +171,61 @@ def read_manifest(directory: Path) -> Manifest:
         raise manifest.error(f"{manifest.path}: missing") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise manifest.error(f"{manifest.path}: corrupt ({exc})") from None
-    if not isinstance(data, dict) or data.get("abi_version") != ABI_VERSION:
-        found = data.get("abi_version") if isinstance(data, dict) else None
+    found = data.get("abi_version") if isinstance(data, dict) else None
+    if isinstance(found, int) and not isinstance(found, bool) and found > ABI_VERSION:
+        raise manifest.error(f"{manifest.path}: built for a newer cutlass-splitk runtime (ABI version {found}; this "
+                             f"runtime speaks {ABI_VERSION})", newer=True)
+    if found != ABI_VERSION:
         raise manifest.error(f"{manifest.path}: built for ABI version {found}, this runtime speaks {ABI_VERSION}")
-    return Manifest(directory, data)
+    return Manifest(directory, data, manifest.package)
 
 
-__all__ = ["ABI_VERSION", "MANIFEST", "LibraryEntry", "LibraryError", "Manifest", "describe", "read_manifest",
-           "write_manifest"]
+# --- installed kernel packages ----------------------------------------------------------------
+
+
+def normalize_name(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): ``My_Kernels`` -> ``my-kernels``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed_packages() -> Dict[str, str]:
+    """Installed kernel packages: normalized distribution name -> module name."""
+    points = importlib.metadata.entry_points()
+    group = points.select(group=ENTRY_POINT_GROUP) if hasattr(points, "select") else points.get(ENTRY_POINT_GROUP, [])
+    return {normalize_name(ep.name): ep.value.split(":")[0].strip() for ep in group}
+
+
+def package_directory(name: str) -> Optional[Path]:
+    """The directory of the installed kernel package ``name`` (without importing it), or None."""
+    module = installed_packages().get(normalize_name(name))
+    if module is None:
+        return None
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def locate(where: Union[str, os.PathLike]) -> Path:
+    """What ``load(where)`` loads: a path as given; a bare name (a ``str`` without ``/``) that
+    is not a directory here is looked up among the installed kernel packages. Raises
+    LibraryError for a bare name that is neither."""
+    path = Path(where)
+    if not isinstance(where, str) or os.sep in where or where in (".", "..") or path.is_dir():
+        return path
+    found = package_directory(where)
+    if found is not None:
+        return found
+    installed = ", ".join(sorted(installed_packages())) or "none"
+    raise LibraryError(f"{where}: no such directory, and no installed kernel package is named {where!r} "
+                       f"(installed: {installed}); build it with: cutlass-splitk build <config.yaml> -o {where}, "
+                       "or pip install the kernel package's wheel")
+
+
+__all__ = ["ABI_VERSION", "ENTRY_POINT_GROUP", "MANIFEST", "PACKAGE_INFO", "LibraryEntry", "LibraryError", "Manifest",
+           "build_hash", "describe", "installed_packages", "locate", "normalize_name", "package_directory",
+           "read_manifest", "write_manifest"]
 

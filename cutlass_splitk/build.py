@@ -1,20 +1,34 @@
 """Validated config → shared libraries: validate, render, write the sources to
 ``<out>/src/``, compile every unit in parallel through a content-hash cache, link each op,
-and write the manifest last.
+and write the compile database and the manifest last.
 
 Each translation unit compiles to an object whose cache key is sha256(source + every file of
-the template directories it compiles against + full nvcc command + nvcc version + CUTLASS
-version); each op links its objects into ``lib<op>.so`` (CUDA runtime linked statically, only
-the ``extern "C"`` entry points exported). The manifest is written last, atomically: a failed
-build leaves the previous manifest (and libraries it names) untouched. A build writes only
-under the output directory and the cache: never into ``generated/`` (``cutlass-splitk
-generate`` writes that).
+the template directories it compiles against + full nvcc command + nvcc version + the
+variables nvcc reads itself + host compiler and version + CUTLASS version); each op links its
+objects into ``lib<op>.so`` (CUDA runtime linked statically, only the ``extern "C"`` entry
+points exported).
+
+nvcc compiles a byte-identical copy of the unit staged under
+``$TMPDIR/cutlass-splitk-<uid>/stage/<object key>/`` (cwd) by its relative path, removed
+after a successful compile and kept after a failed one (the printed command can be pasted):
+nothing nvcc sees depends on the output or cache directory, so neither does the object cache
+key nor a compiler launcher's cache (sccache hashes nvcc's device-side steps with the absolute
+source path). ``compile_commands.json`` names the sources under ``<out>/src``.
+
+The manifest is written last, atomically: a failed build leaves the previous manifest (and
+libraries it names, and ``compile_commands.json``) untouched. A build writes only under the
+output directory, the cache and the staging directory: never into ``generated/``
+(``cutlass-splitk generate`` writes that).
+
+The runner is a thread pool, not ninja: the content-hash cache already does what ninja's
+mtimes and depfiles would (and more: it is shared between output directories, see README
+"Building at scale"), and with nvcc's minutes per unit the scheduler's overhead is noise.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import os
+import json
 import shutil
 import sys
 import threading
@@ -25,8 +39,11 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import artifact, codegen
 from .config import Config, load_config
-from .fsutil import atomic_output, cache_root, file_sha256, locked, sha256_parts
-from .toolchain import BuildError, Toolchain, default_toolchain, run
+from .buildenv import BuildError, default_jobs, run
+from .fsutil import atomic_output, cache_root, file_sha256, locked, sha256_parts, staging_root, write_if_different
+from .toolchain import Toolchain, default_toolchain
+
+COMPILE_COMMANDS = "compile_commands.json"
 
 __all__ = ["BuildError", "BuildResult", "Progress", "build"]
 
@@ -80,6 +97,13 @@ class BuildResult:
     linked: int = 0  # libraries re-linked or copied
     seconds: float = 0.0
     libraries: Dict[str, Path] = field(default_factory=dict)
+    jobs: int = 1
+    launcher: str = ""  # the compiler launcher's program name, if any (its cache may have served "compiled" units)
+    unit_seconds: Dict[str, float] = field(default_factory=dict)  # relpath -> nvcc seconds, compiled units only
+
+    def slowest(self, n: int = 5) -> List[tuple]:
+        """The ``n`` slowest compiled units: [(seconds, relpath), ...], slowest first."""
+        return sorted(((s, u) for u, s in self.unit_seconds.items()), reverse=True)[:n]
 
 
 def _output_error(out_dir: Path, exc: OSError) -> BuildError:
@@ -97,7 +121,8 @@ def build(
     toolchain: Optional[Toolchain] = None,
 ) -> BuildResult:
     """Validates, generates (into ``out_dir/src``), compiles and links ``config_path``;
-    writes the manifest last. ``out_dir`` defaults to ``build/<config stem>``."""
+    writes ``compile_commands.json`` and the manifest last. ``out_dir`` defaults to
+    ``build/<config stem>``; ``jobs`` to :func:`.buildenv.default_jobs` (``MAX_JOBS``)."""
     start = time.monotonic()
     config = load_config(config_path)  # raises ConfigError before anything is written
     if ops:
@@ -114,55 +139,79 @@ def build(
         units = codegen.write_sources(config, src_dir, prune=not ops).units
     except OSError as exc:
         raise _output_error(out_dir, exc) from None
-    fingerprint = toolchain.fingerprint.encode()
+    fingerprint = toolchain.cache_fingerprint().encode()
     digests = {b: toolchain.templates_digest(b) for b in sorted({u.backend for u in units})}
+    src_abs = src_dir.resolve()
 
-    jobs = max(1, jobs or os.cpu_count() or 1)
+    jobs = max(1, jobs or default_jobs().count)
     bar = Progress(len(units), enabled=progress)
-    result = BuildResult(out_dir, {})
+    result = BuildResult(out_dir, {}, jobs=jobs, launcher=Path(toolchain.launcher[0]).name if toolchain.launcher else "")
     counter_lock = threading.Lock()
+    database: List[dict] = []
 
     def compile_unit(unit: codegen.SourceUnit) -> Path:
-        source = (src_dir / unit.relpath).resolve()
-        # The key leaves out where the source and object live: the same text and flags
-        # give the same object in any output directory.
+        # The key leaves out where the source and object live (and nvcc compiles a staged copy):
+        # the same text and flags give the same object in any output directory.
         probe = toolchain.compile_command(Path("SRC.cu"), Path("OUT.o"), unit.targets, unit.backend)
         key = sha256_parts(unit.text.encode(), digests[unit.backend], "\0".join(probe).encode(), fingerprint)
+        seconds = []
 
-        def make(tmp: Path) -> None:
-            hint = (f"The generated source is {source}. If the config is valid, this is a bug in "
+        def make(tmp: Path) -> None:  # under the key's lock: the staged copy is this call's own
+            hint = (f"The generated source is {src_abs / unit.relpath}. If the config is valid, this is a bug in "
                     "cutlass-splitk: report it with this log.")
-            run(toolchain.compile_command(source, tmp, unit.targets, unit.backend),
-                f"nvcc failed on {unit.relpath}", hint)
+            stage = staging_root() / key[:32]
+            write_if_different(stage / unit.relpath, unit.text)
+            seconds.append(run(toolchain.compile_invocation(Path(unit.relpath), tmp, unit.targets, unit.backend),
+                               f"nvcc failed on {unit.relpath}", hint, cwd=stage))
+            shutil.rmtree(stage, ignore_errors=True)
             with counter_lock:
                 result.compiled += 1
+                result.unit_seconds[unit.relpath] = seconds[0]
 
         obj = _cached(cache, key, ".o", make)
-        bar.step(unit.relpath)
+        with counter_lock:
+            database.append({"directory": str(src_abs), "file": unit.relpath, "output": str(obj),
+                             "arguments": toolchain.compile_command(Path(unit.relpath), obj, unit.targets,
+                                                                    unit.backend)})
+        bar.step(f"{unit.relpath} ({seconds[0]:.1f}s)" if seconds else f"{unit.relpath} (cached)")
         return obj
 
-    objects: Dict[str, List[Path]] = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(compile_unit, u): u for u in units}
-        try:
-            for fut in concurrent.futures.as_completed(futures):
-                objects.setdefault(futures[fut].op, []).append(fut.result())
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    def link_op(name: str, objs: List[Path]) -> Path:
+        # Into the cache first: a failed link leaves the output directory as it was.
+        objs = sorted(objs, key=lambda p: p.name)
+        key = sha256_parts(*(o.name.encode() for o in objs), "\0".join(toolchain.link_command([], Path())).encode(),
+                           fingerprint)
 
-    # Link every op into the cache first: a failed link leaves the output directory as it was.
-    linked: Dict[str, Path] = {}
-    for op in config.ops:
-        objs = sorted(objects[op.name], key=lambda p: p.name)
-        key = sha256_parts(*(o.name.encode() for o in objs), "\0".join(toolchain.link_command([], Path())).encode())
-
-        def make_so(tmp: Path, objs=objs, name=op.name) -> None:
+        def make_so(tmp: Path) -> None:
             run(toolchain.link_command(objs, tmp), f"linking lib{name}.so failed",
                 "Check that the CUDA toolkit's static runtime (libcudart_static.a) is installed.")
 
-        linked[op.name] = _cached(cache, key, ".so", make_so)
+        return _cached(cache, key, ".so", make_so)
+
+    # One pool for compiles and links: an op links as soon as its last unit is compiled, while
+    # other ops' units still compile (as ninja would schedule it).
+    objects: Dict[str, List[Path]] = {}
+    remaining = {op.name: sum(u.op == op.name for u in units) for op in config.ops}
+    linked_by_op: Dict[str, Path] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(compile_unit, u): ("compile", u.op) for u in units}
+        try:
+            while pending:
+                done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for fut in done:
+                    kind, name = pending.pop(fut)
+                    if kind == "link":
+                        linked_by_op[name] = fut.result()
+                        continue
+                    objects.setdefault(name, []).append(fut.result())
+                    remaining[name] -= 1
+                    if remaining[name] == 0:
+                        pending[pool.submit(link_op, name, objects[name])] = ("link", name)
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            raise
+    linked = {op.name: linked_by_op[op.name] for op in config.ops}  # manifest order: the config's
 
     libraries: Dict[str, tuple] = {}
     try:
@@ -176,6 +225,9 @@ def build(
                 result.linked += 1
             libraries[name] = (target.name, digest)
             result.libraries[name] = target
+        order = {u.relpath: i for i, u in enumerate(units)}
+        database.sort(key=lambda e: order[e["file"]])
+        write_if_different(out_dir / COMPILE_COMMANDS, json.dumps(database, indent=1) + "\n")
         result.manifest = artifact.write_manifest(out_dir, codegen.display_path(config.path), toolchain.fingerprint,
                                                   libraries, config.ops)
     except OSError as exc:

@@ -1,8 +1,9 @@
-"""``cutlass-splitk`` command line: generate, list, build, explain."""
+"""``cutlass-splitk`` command line: generate, list, build, doctor, package, explain, tune."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -56,7 +57,39 @@ def _cmd_build(args: argparse.Namespace) -> int:
                    cache_dir=Path(args.cache) if args.cache else None, ops=args.op or None,
                    progress=not args.quiet)
     print(f"{result.out_dir}: {len(result.libraries)} libraries "
-          f"({result.compiled} objects compiled, {result.linked} libraries updated) in {result.seconds:.1f}s")
+          f"({result.compiled} objects compiled{f' through {result.launcher}' if result.launcher else ''}, "
+          f"{result.linked} libraries updated) in {result.seconds:.1f}s")
+    slowest = result.slowest(args.slowest)
+    if slowest and not args.quiet:
+        print(f"slowest units ({result.jobs} parallel jobs):")
+        for seconds, unit in slowest:
+            print(f"  {seconds:7.1f}s  {unit}")
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import render, report
+
+    rows, problems = report()
+    sys.stdout.write(render(rows, problems))
+    return 1 if problems else 0
+
+
+def _cmd_package(args: argparse.Namespace) -> int:
+    from .artifact import LibraryError
+    from .kernel_wheel import PackageError, package
+
+    try:
+        done = package(Path(args.dir), args.name, args.version, Path(args.out), args.platform_tag)
+    except (PackageError, LibraryError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    size = done.wheel.stat().st_size / 1e6
+    needs = f", needs glibc >= {done.glibc}" if done.glibc else ""
+    print(f"{done.wheel}: {len(done.ops)} libraries ({', '.join(done.ops)}), {size:.1f} MB, build {done.build_hash}"
+          f"{needs}\n"
+          f"install: pip install {done.wheel}\n"
+          f"load:    cutlass_splitk.load({done.name!r})  or  import {done.module}; {done.module}.load()")
     return 0
 
 
@@ -138,11 +171,25 @@ def make_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="generate, compile and link a config into shared libraries")
     b.add_argument("config")
     b.add_argument("-o", "--out", help="output directory, sources under its src/ (default: build/<config name>)")
-    b.add_argument("-j", "--jobs", type=int, default=None, help="parallel nvcc jobs (default: CPU count)")
+    b.add_argument("-j", "--jobs", type=int, default=None,
+                   help="parallel nvcc jobs (default: $MAX_JOBS, else the CPUs this process may use, at most one per "
+                        "3 GB of available memory)")
     b.add_argument("--op", action="append", help="build only this op (repeatable)")
     b.add_argument("--cache", help="object cache (default: $CUTLASS_SPLITK_CACHE or ~/.cache/cutlass-splitk)")
-    b.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    b.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no slowest-units list")
+    b.add_argument("--slowest", type=int, default=5, metavar="N", help="list the N slowest compiled units (default 5)")
     b.set_defaults(fn=_cmd_build)
+
+    d = sub.add_parser("doctor", help="which nvcc, CUDA runtime, host compiler and CUTLASS a build would use, and why")
+    d.set_defaults(fn=_cmd_doctor)
+
+    pk = sub.add_parser("package", help="write an installable wheel of a built directory's kernels")
+    pk.add_argument("dir", help="a built directory (cutlass-splitk build -o DIR)")
+    pk.add_argument("--name", required=True, help="distribution name, e.g. my-kernels (imported as my_kernels)")
+    pk.add_argument("--version", required=True, help="PEP 440 version, e.g. 1.2.0")
+    pk.add_argument("-o", "--out", default="dist", help="directory for the wheel (default: dist)")
+    pk.add_argument("--platform-tag", help="wheel platform tag (default: this platform's, e.g. linux_x86_64)")
+    pk.set_defaults(fn=_cmd_package)
 
     e = sub.add_parser("explain", help="which variant and split the heuristic picks, and why")
     e.add_argument("dir")
@@ -182,7 +229,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     args = make_parser().parse_args(argv)
     try:
-        return int(args.fn(args) or 0)
+        code = int(args.fn(args) or 0)
+        sys.stdout.flush()  # a closed pipe (| head) shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (cutlass-splitk list ... | head): stop quietly, as cat does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -104,7 +104,9 @@ def write_sources(config: "Config", out_dir: Path, *, check: bool = False, prune
         elif write_if_different(path, u.text):
             result.changed.append(path)
     keep = {(out_dir / u.relpath).resolve() for u in units}
-    extra = [p for p in sorted(out_dir.glob("*/*.cu")) if p.resolve() not in keep] if out_dir.is_dir() else []
+    # (not the hidden temp files of a concurrent write: pathlib's "*" matches dot files)
+    extra = [p for p in sorted(out_dir.glob("*/*.cu")) if not p.name.startswith(".") and p.resolve() not in keep] \
+        if out_dir.is_dir() else []
     if check:
         result.stale = extra
     elif prune:

@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Iterator, Union
 
@@ -26,6 +27,12 @@ def cache_root() -> Path:
     """The object cache: ``$CUTLASS_SPLITK_CACHE``, else :func:`user_cache_dir`."""
     env = os.environ.get("CUTLASS_SPLITK_CACHE")
     return Path(env) if env else user_cache_dir()
+
+
+def staging_root() -> Path:
+    """Where nvcc compiles staged copies of the sources: ``$TMPDIR/cutlass-splitk-<uid>/stage``
+    (the same path for every output and cache directory of this user)."""
+    return Path(tempfile.gettempdir()) / f"cutlass-splitk-{os.getuid()}" / "stage"
 
 
 # --- writing -----------------------------------------------------------------------------------

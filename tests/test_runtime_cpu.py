@@ -57,6 +57,7 @@ def write_built_dir(directory: Path, so_bytes=b"\x7fELF not really", sha=None, m
                                    "sha256": sha or hashlib.sha256(so_bytes or b"").hexdigest()}},
         "ops": {"tiny_f16": TINY_DESCRIPTION},
     }
+    manifest["build_hash"] = artifact.build_hash(manifest["libraries"])  # load() checks it
     manifest.update(manifest_extra or {})
     (directory / "manifest.json").write_text(json.dumps(manifest))
     return directory
@@ -83,11 +84,18 @@ def test_load_binary_manifest(tmp_path):
                                     f"position 0: invalid start byte); {rebuild(tmp_path)}")
 
 
-@pytest.mark.parametrize("content, found", [({"abi_version": 2}, "2"), ({}, "None"), ([1], "None")])
+@pytest.mark.parametrize("content, found", [({"abi_version": 0}, "0"), ({}, "None"), ([1], "None")])
 def test_load_wrong_abi_version(tmp_path, content, found):
     (tmp_path / "manifest.json").write_text(json.dumps(content))
     assert load_error(tmp_path) == (f"{tmp_path}/manifest.json: built for ABI version {found}, this runtime "
                                     f"speaks 1; {rebuild(tmp_path)}")
+
+
+def test_load_newer_abi_version(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps({"abi_version": 2}))
+    assert load_error(tmp_path) == (f"{tmp_path}/manifest.json: built for a newer cutlass-splitk runtime (ABI version "
+                                    "2; this runtime speaks 1); upgrade cutlass-splitk (pip install -U cutlass-splitk), "
+                                    f"or {rebuild(tmp_path)}")
 
 
 def test_load_manifest_without_libraries(tmp_path):

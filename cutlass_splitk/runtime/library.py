@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ..artifact import read_manifest
+from ..artifact import locate, read_manifest
 from . import abi, cudacore, dispatch, tuning
 from .op import Op
 from .platform import CudaPlatform, torch_or_none
@@ -22,13 +22,15 @@ from .workspace import Workspace
 
 def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Optional[Union[str, Path]] = None,
          autotune: Optional[bool] = None, platform: Any = None) -> "Library":
-    """Loads a directory written by ``cutlass-splitk build``.
+    """Loads a directory written by ``cutlass-splitk build``, or an installed kernel package
+    by its name (``load("my-kernels")``: a ``str`` without ``/`` that is not a directory here;
+    see ``cutlass-splitk package``).
 
     ``tune_cache``: the autotuning cache file (default ``$CUTLASS_SPLITK_TUNE_CACHE`` or
     ``~/.cache/cutlass-splitk/tune.json``). ``autotune``: tune each new problem on its first
     call (default: ``CUTLASS_SPLITK_AUTOTUNE=1`` in the environment). ``platform``: see
     :mod:`.platform` (default: CUDA)."""
-    manifest = read_manifest(Path(directory))
+    manifest = read_manifest(locate(directory))
     if autotune is None:
         autotune = os.environ.get("CUTLASS_SPLITK_AUTOTUNE", "0") not in ("", "0")
     ops: Dict[str, Op] = {}
