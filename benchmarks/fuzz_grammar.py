@@ -52,8 +52,8 @@ DOMAINS: Dict[str, Dict[str, Tuple[Any, ...]]] = {
         "permute": ("none", "head_split", "qkv_split"),
     },
     "sm80": {
-        "tile_m": (16, 32, 48, 64, 96, 128, 192, 256),
-        "tile_n": (16, 32, 48, 64, 96, 128, 192, 256),
+        "tile_m": (32, 64, 128, 256),  # the verified sm80 domain (backends/sm80/rules.py)
+        "tile_n": (32, 64, 128, 256),
         "tile_k": (16, 32, 64),
         "warp": ("auto", "explicit"),
         "instruction": ("auto", "16x8x16", "16x8x8"),
@@ -79,7 +79,7 @@ DOMAINS: Dict[str, Dict[str, Tuple[Any, ...]]] = {
 LIST_KNOBS = ("serial_split", "parallel_split")  # a config holds several values of these
 # Out-of-domain values tried now and then (the validator should refuse them; see module doc).
 WILD: Dict[str, Dict[str, Tuple[Any, ...]]] = {
-    "sm80": {"tile_k": (128, 8, 24), "tile_m": (8, 24, 320, 512), "tile_n": (8, 24, 40, 512),
+    "sm80": {"tile_k": (128, 8, 24), "tile_m": (8, 16, 24, 48, 96, 192, 320), "tile_n": (8, 16, 40, 96, 512),
              "stages": (1, 9), "alignment": (16, 1), "swizzle": (3, 16), "warp": ("sliced_k", "odd")},
     "sm90": {"tile_m": (32, 192), "tile_n": (16, 48, 288), "tile_k": (16, 256), "stages": (1, 13),
              "cluster": ("2x2", "4x1"), "alignment": (4, 2, 16)},
@@ -234,8 +234,8 @@ def _draw_sm80(rng: random.Random, want: Dict[str, Any], wild: Optional[Tuple[st
         if rng.random() < 0.5:
             grid["warp"] = "auto"
     else:
-        wms = [d for d in (16, 32, 48, 64, 96, 128) if tm % d == 0] or [tm]
-        wns = [d for d in (8, 16, 24, 32, 48, 64, 96, 128) if tn % d == 0] or [tn]
+        wms = [d for d in (32, 64) if tm % d == 0] or [tm]
+        wns = [d for d in (32, 64) if tn % d == 0] or [tn]
         wk = tk
         if k["warp"] == "sliced_k":  # the refused sliced-K form (warp K < tile K)
             wk = max(tk // 2, 1)

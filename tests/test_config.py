@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT
-from cutlass_splitk.backends.sm80.rules import auto_warp, epilogue_rows_fit
+from cutlass_splitk.backends.sm80.rules import auto_warp
 from cutlass_splitk.config import Config, ConfigError, Pruned, load_config, parse_config
 from cutlass_splitk.spec import (
     Activation,
@@ -286,9 +286,29 @@ def test_null_epilogue_is_the_default():
 
 
 def test_warp_not_dividing_tile():
-    exc = error(with_variant_lines("      warp: [[48, 32, 64]]\n"))
-    assert str(exc) == "x.yaml:8: ops.tiny_f16.variants.warp[0]: warp [48, 32, 64] does not divide tile [64, 64, 64]"
+    exc = error(with_variant_lines("      warp: [[64, 32, 64]]\n").replace("tile: [[64, 64, 64]]", "tile: [[32, 64, 64]]"))
+    assert str(exc) == "x.yaml:8: ops.tiny_f16.variants.warp[0]: warp [64, 32, 64] does not divide tile [32, 64, 64]"
     assert exc.line == 8 and exc.field == "ops.tiny_f16.variants.warp[0]"
+
+
+@pytest.mark.parametrize("warp", [(48, 32, 64), (16, 32, 64), (32, 16, 64), (128, 64, 64)])
+def test_warps_outside_the_verified_shapes_are_refused(warp):
+    """The config fuzzer found 16/48/96-wide warps that built and computed wrong results
+    (issue 13): sm80 warps are 32 or 64 by 32 or 64."""
+    exc = error(with_variant_lines(f"      warp: [{list(warp)}]\n").replace("tile: [[64, 64, 64]]", "tile: [[128, 128, 64]]"))
+    assert str(exc) == (f"x.yaml:8: ops.tiny_f16.variants.warp[0]: warp {list(warp)}: sm80 warp M and N must each be "
+                        "one of 32, 64 (the shapes its tests verify)")
+
+
+@pytest.mark.parametrize("tile, line", [((48, 64, 64), 6), ((64, 96, 64), 6), ((16, 64, 64), 6), ((64, 64, 24), 6)])
+def test_tiles_outside_the_verified_shapes_are_refused(tile, line):
+    exc = error(MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", f"tile: [{list(tile)}]"))
+    if tile[2] == 24:
+        assert str(exc) == (f"x.yaml:{line}: ops.tiny_f16.variants.tile[0]: tile {list(tile)}: sm80 tile K must be "
+                            "one of 16, 32, 64, 128")
+    else:
+        assert str(exc) == (f"x.yaml:{line}: ops.tiny_f16.variants.tile[0]: tile {list(tile)}: sm80 tile M and N "
+                            "must each be one of 32, 64, 128, 256 (the shapes its tests verify)")
 
 
 def test_warp_list_length_mismatch():
@@ -315,18 +335,11 @@ def test_sliced_k_warps_are_refused(tile, warp, line, suggestion):
                         "or more warps along M or N")
 
 
-def test_warp_not_a_multiple_of_the_instruction():
-    exc = error(MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[24, 64, 64]]"))
-    # auto warp for 24x64 is 24x16, which the 16x8x16 mma cannot tile; reported on the tile
-    assert str(exc) == ("x.yaml:6: ops.tiny_f16.variants.tile[0]: warp [24, 16, 64] is not a multiple of "
-                        "instruction shape [16, 8, 16]")
-
-
 def test_too_many_warps():
     exc = error(MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[256, 128, 32]]")
                 .replace("      stages: [3]\n", "      warp: [[32, 32, 32]]\n      stages: [3]\n"))
     assert str(exc) == ("x.yaml:7: ops.tiny_f16.variants.warp[0]: tile [256, 128, 32] with warp [32, 32, 32] "
-                        "needs 32 warps; at most 16")
+                        "needs 32 warps; at most 8")
 
 
 def test_warp_must_be_auto_or_a_list():
@@ -406,33 +419,14 @@ def test_partly_pruned_grid_keeps_the_rest_and_records_why():
 
 
 def test_pruned_when_the_tile_does_not_split_into_accesses():
-    # 16x64x32 -> auto warp 16x16x32 -> 4 warps = 128 threads; A has 16*32/8 = 64 accesses
-    text = MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [16, 64, 32]]")
+    # 32x256x16 -> auto warp 32x64x16 -> 4 warps = 128 threads; A has 32*16/8 = 64 accesses
+    text = MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [32, 256, 16]]").replace(
+        "      stages: [3]\n", "      stages: [3]\n      instruction: [16, 8, 8]\n")
     config = parse_config(text, "x.yaml")
     assert {v.tile for v in config.ops[0].variants} == {(64, 64, 64)}
     assert {p.reason for p in config.pruned} == {
-        "tile [16, 64, 32] does not split evenly into 8-element accesses over 128 threads"}
+        "tile [32, 256, 16] does not split evenly into 8-element accesses over 128 threads"}
     assert len(config.pruned) == 2
-
-
-def test_tiles_the_epilogue_cannot_spread_are_pruned():
-    """The rule mirrors CUTLASS's OutputTileOptimalThreadMap static_asserts: a 32x64 tile over
-    8 warps has no row iteration (compile error), a 64x64 one over 4 warps does."""
-    text = with_variant_lines("      warp: [[16, 16, 64], [32, 32, 64]]\n")
-    config = parse_config(text.replace("tile: [[64, 64, 64]]", "tile: [[32, 64, 64], [64, 64, 64]]"), "x.yaml")
-    assert {(v.tile, v.params.warp) for v in config.ops[0].variants} == {((64, 64, 64), (32, 32, 64))}
-    assert {p.reason for p in config.pruned} == {
-        "CUTLASS's epilogue cannot spread the 32x64 output tile over 8 warps (warp [16, 16, 64]): "
-        "use a wider tile or fewer warps"}
-
-
-@pytest.mark.parametrize("tile, warp, fits", [
-    ((64, 64, 64), (32, 32, 64), True), ((32, 64, 64), (32, 32, 64), True), ((256, 128, 32), (64, 64, 32), True),
-    ((64, 64, 64), (32, 32, 32), False), ((32, 64, 64), (32, 32, 32), False), ((128, 64, 64), (64, 32, 32), False),
-    ((128, 128, 64), (64, 64, 32), True), ((64, 128, 64), (64, 64, 32), True)])
-def test_epilogue_rows_fit(tile, warp, fits):
-    # f16 output (8 per access) and the float partials (4 per access) of the parallel mode
-    assert (epilogue_rows_fit(tile, warp, 8, 16) and epilogue_rows_fit(tile, warp, 4, 32)) is fits
 
 
 K128_REASON = ("tile K 128 > 64: CUTLASS's crosswise shared-memory layout for 16-bit operands needs "
@@ -454,7 +448,7 @@ def test_tile_k_above_64_is_pruned():
 def test_tile_k_rule_comes_before_shared_memory():
     # 4 stages * (256*128 + 256*128) * 2 bytes = 524288 B would also exceed shared memory: the
     # K rule is the reason reported; a grid with nothing else left is an empty-grid error.
-    text = (MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[256, 256, 128]]")
+    text = (MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[256, 128, 128]]")
             .replace("stages: [3]", "stages: [4]"))
     exc = error(text)
     assert str(exc) == f"x.yaml:5: ops.tiny_f16.variants: empty grid: every combination was pruned: {K128_REASON}"
@@ -704,8 +698,8 @@ def test_errors_inside_a_listed_grid_name_the_grid():
     exc = error(GRIDS.replace("stages: [6]", "stages: [9]"))
     assert str(exc) == "x.yaml:11: ops.tiny_f16.variants[1].stages[0]: 9 is out of range [2, 8]"
     exc = error(GRIDS.replace("warp: [[32, 32, 64], [64, 64, 32]]", "warp: [[32, 32, 64], [48, 64, 32]]"))
-    assert str(exc) == ("x.yaml:10: ops.tiny_f16.variants[1].warp[1]: warp [48, 64, 32] does not divide "
-                        "tile [128, 128, 32]")
+    assert str(exc) == ("x.yaml:10: ops.tiny_f16.variants[1].warp[1]: warp [48, 64, 32]: sm80 warp M and N must "
+                        "each be one of 32, 64 (the shapes its tests verify)")
     exc = error("ops:\n  tiny_f16:\n    dtype: f16\n    variants: [1]\n")
     assert str(exc) == "x.yaml:4: ops.tiny_f16.variants[0]: expected a mapping, got integer"
 
@@ -772,13 +766,13 @@ def test_only_one_split_mode():
     ((128, 128, 32), (64, 64, 32)),
     ((64, 64, 64), (32, 32, 64)),
     ((32, 128, 64), (32, 32, 64)),
-    ((32, 64, 64), (32, 16, 64)),
+    ((32, 64, 64), (32, 32, 64)),  # never below 32: two warps
     ((128, 64, 32), (64, 32, 32)),
     # four warps reached, then each warp dimension is capped at 64: larger tiles get 8+ warps
     ((256, 128, 32), (64, 64, 32)),
     ((128, 256, 32), (64, 64, 32)),
     ((128, 256, 64), (64, 64, 64)),
-    ((16, 16, 16), (16, 16, 16)),  # cannot split further: one warp
+    ((32, 32, 16), (32, 32, 16)),  # cannot split further: one warp
 ])
 def test_auto_warp(tile, warp):
     assert auto_warp(tile) == warp
