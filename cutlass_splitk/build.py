@@ -133,7 +133,8 @@ def build(
         config = Config(config.path, tuple(o for o in config.ops if o.name in ops), config.pruned)
     toolchain = toolchain or default_toolchain()
     out_dir = Path(out_dir) if out_dir is not None else Path("build") / config.stem
-    cache = Path(cache_dir) if cache_dir is not None else cache_root()
+    # absolute: nvcc runs in the staging directory, so a relative -o would land there
+    cache = (Path(cache_dir) if cache_dir is not None else cache_root()).absolute()
     src_dir = out_dir / "src"
     try:  # a subset leaves the other ops' sources alone
         units = codegen.write_sources(config, src_dir, prune=not ops).units

@@ -414,3 +414,18 @@ def test_editing_any_template_file_recompiles_what_includes_it(tmp_path, fake_to
     assert build(config, **kw).compiled == 2
     assert build(config, **kw).compiled == 0
     assert len(_compiles(tc)) == 2 + 1 + 1 + 2
+
+
+def test_a_relative_cache_directory_works(tmp_path, monkeypatch, fake_toolchain):
+    """nvcc compiles in a staging directory: a relative --cache (or $CUTLASS_SPLITK_CACHE) must
+    still name the directory relative to where the build was started (found by the GPU fuzz
+    run, whose `--cache build/fuzz-cache` failed every compile)."""
+    monkeypatch.chdir(tmp_path)
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
+    result = build(config, out_dir=Path("out"), cache_dir=Path("rel-cache"), jobs=1, progress=False,
+                   toolchain=fake_toolchain)
+    assert result.compiled == 2 and (tmp_path / "out" / "manifest.json").is_file()
+    assert list((tmp_path / "rel-cache").rglob("*.o"))
+    monkeypatch.setenv("CUTLASS_SPLITK_CACHE", "env-cache")
+    assert build(config, out_dir=Path("out2"), jobs=1, progress=False, toolchain=fake_toolchain).compiled == 2
+    assert list((tmp_path / "env-cache").rglob("*.o"))
