@@ -980,3 +980,15 @@ def test_property_parse_config_only_raises_config_error(text):
         assert result.ops and all(op.variants for op in result.ops)
         for op in result.ops:
             assert len({v.name for v in op.variants}) == len(op.variants)
+
+
+def test_tiles_whose_shared_memory_accesses_do_not_cover_the_threads_are_pruned():
+    """Found by the GPU fuzz run: t32x256x16 (4 warps of 32x64) with alignment 4 passed the
+    4-element rule but its 128-bit shared-memory tile iterators gave 64 accesses to 128 threads,
+    a compile error ("Number of iterations must be non-zero"); now pruned with the reason."""
+    text = (MINIMAL_OP_YAML.replace("tile: [[64, 64, 64]]", "tile: [[64, 64, 64], [32, 256, 16]]")
+            .replace("      stages: [3]\n", "      stages: [3]\n      instruction: [16, 8, 8]\n      alignment: 4\n"))
+    config = parse_config(text, "x.yaml")
+    assert {v.tile for v in config.ops[0].variants} == {(64, 64, 64)}
+    assert {p.reason for p in config.pruned} == {
+        "tile [32, 256, 16] does not split evenly into 8-element accesses over 128 threads"}

@@ -34,6 +34,7 @@ MAX_WARPS = 8
 TILE_MN = (32, 64, 128, 256)
 TILE_K = (16, 32, 64, 128)  # K > 64 is pruned (see prune)
 WARP_MN = (32, 64)
+SMEM_ACCESS = 8  # elements of one 128-bit shared-memory access
 
 
 def auto_warp(tile: Shape3) -> Shape3:
@@ -107,7 +108,11 @@ def prune(variant: KernelVariant, dtype: DType, layout: Layout, archs: Sequence[
         return f"shared memory {smem} B > {smem_limit} B limit of sm_{limiting_arch}"
     if tile[2] % align or contiguous_b % align:
         return f"tile {list(tile)} is not a multiple of alignment {align} along the contiguous dimension"
-    if (tile[0] * tile[2] // align) % threads or (tile[1] * tile[2] // align) % threads:
-        return (f"tile {list(tile)} does not split evenly into {align}-element accesses "
-                f"over {threads} threads")
+    # global loads move `align` elements; the shared-memory tile iterators always move 128 bits
+    # (8 elements), so both must give every thread whole accesses (CUTLASS's thread maps assert
+    # a non-zero iteration count: the fuzzer's t32x256x16 with 4 warps failed to compile)
+    for access in sorted({align, SMEM_ACCESS}, reverse=True):
+        if (tile[0] * tile[2] // access) % threads or (tile[1] * tile[2] // access) % threads:
+            return (f"tile {list(tile)} does not split evenly into {access}-element accesses "
+                    f"over {threads} threads")
     return None
