@@ -254,7 +254,11 @@ def test_variants_are_ranked_only_where_they_run():
     assert {c.variant.backend for c in rank(SHIPPED, 256, 256, 65536, h100, archs=(80,))} == {Backend.SM90}
     assert {c.variant.backend for c in rank(SHIPPED, 256, 256, 65536, h100, archs=(80, 90))} == \
         {Backend.SM80, Backend.SM90}
-    assert rank(SHIPPED, 256, 256, 65536, DeviceInfo("B200", 148, 8e12, 3e12, 10, 0), archs=(80, 90)) == []
+    # no native code on a newer GPU: the sm80 variants run through the PTX of the newest target
+    b200 = DeviceInfo("B200", 148, 8e12, 3e12, 10, 0)
+    assert {c.variant.backend for c in rank(SHIPPED, 256, 256, 65536, b200, archs=(80, 90))} == {Backend.SM80}
+    assert rank(SHIPPED_SM90, 256, 256, 65536, b200, archs=(80, 90)) == []
+    assert rank(SHIPPED, 256, 256, 65536, DeviceInfo("V100", 80, 0.9e12, 1e12, 7, 0), archs=(80,)) == []
     assert dispatch.why_not(SHIPPED, (80,), a100) == ("its sm90 variants are built for sm_90a (compute capability "
                                                       "9.0); its sm80 variants for sm_80")
 

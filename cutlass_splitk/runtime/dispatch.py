@@ -14,11 +14,19 @@ __all__ = ["Candidate", "DeviceInfo", "allowed", "filter_variants", "rank", "run
 
 
 def runs_on(v: KernelVariant, archs: Sequence[int], dev: DeviceInfo) -> bool:
-    """Whether ``v`` has code for ``dev``: sm90 variants are sm_90a cubins (compute capability
-    9.0 only); an sm80 variant needs a cubin of the same major version and no newer minor."""
+    """Whether ``v`` has native code for ``dev``: sm90 variants are sm_90a cubins (compute
+    capability 9.0 only); an sm80 variant needs a cubin of the same major version and no
+    newer minor."""
     if v.backend is Backend.SM90:
         return (dev.major, dev.minor) == (9, 0)
     return any(a // 10 == dev.major and a % 10 <= dev.minor for a in archs)
+
+
+def runs_through_ptx(v: KernelVariant, archs: Sequence[int], dev: DeviceInfo) -> bool:
+    """Whether ``v`` can run on ``dev`` through the driver's PTX JIT: sm80 libraries embed PTX
+    of their newest target by default, which any newer GPU compiles (once, slowly, on first
+    use)."""
+    return v.backend is Backend.SM80 and bool(archs) and dev.major * 10 + dev.minor >= max(archs)
 
 
 def why_not(variants: Sequence[KernelVariant], archs: Sequence[int], dev: DeviceInfo) -> str:
@@ -34,11 +42,14 @@ def why_not(variants: Sequence[KernelVariant], archs: Sequence[int], dev: Device
 def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceInfo,
          split: Optional[int] = None, archs: Optional[Sequence[int]] = None) -> List[Candidate]:
     """All (variant, split) candidates, best first. ``split`` restricts the split factor;
-    with ``archs`` (the op's sm80 targets) only variants that run on ``dev`` are ranked."""
+    with ``archs`` (the op's sm80 targets) only variants with native code for ``dev`` are
+    ranked, or, where there are none, the sm80 variants its PTX JIT can run."""
+    variants = list(variants)
+    if archs is not None:
+        native = [v for v in variants if runs_on(v, archs, dev)]
+        variants = native or [v for v in variants if runs_through_ptx(v, archs, dev)]
     out = []
     for v in variants:
-        if archs is not None and not runs_on(v, archs, dev):
-            continue
         for s in v.splits:
             if split is not None and s != split:
                 continue
