@@ -52,8 +52,9 @@ def describe(op: OpSpec) -> dict:
 
 
 def build_hash(libraries: Mapping[str, Mapping[str, str]]) -> str:
-    """The manifest's ``build_hash``: of its libraries' SHA-256s, in manifest order."""
-    return sha256_parts(*(e["sha256"].encode() for e in libraries.values()))[:16]
+    """The manifest's ``build_hash``: of its libraries' SHA-256s, by op name (the manifest is
+    written with sorted keys, so the reader sees them in that order, not the config's)."""
+    return sha256_parts(*(libraries[name]["sha256"].encode() for name in sorted(libraries)))[:16]
 
 
 # --- writing (the build) ---------------------------------------------------------------------
