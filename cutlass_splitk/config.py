@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Dict, List, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from . import backends
 from .spec import Activation, BiasMode, DType, EOp, EpilogueSpec, KernelVariant, Layout, OpSpec, Permute, Shape3
@@ -144,7 +144,10 @@ class Reader:
             raise self.doc.error(path, f"expected [M, N, K], got {value!r}")
         return tuple(self.integer(v, path + (i,), 1, 1024) for i, v in enumerate(value))  # type: ignore[return-value]
 
-    def shape3_list(self, value: Any, path: FieldPath, unique: bool = True) -> Tuple[Shape3, ...]:
+    def shape3_list(self, value: Any, path: FieldPath, unique: bool = True,
+                    check: Optional[Callable[[Shape3], Optional[str]]] = None) -> Tuple[Shape3, ...]:
+        """A non-empty list of [M, N, K] triples; ``check`` (a backend's rule) returns why a
+        triple is not allowed, reported at its line."""
         if not isinstance(value, list) or not value:
             raise self.doc.error(path, "empty grid: expected a list of [M, N, K] triples, e.g. [[128, 128, 32]]"
                                  if isinstance(value, list) else
@@ -155,6 +158,10 @@ class Reader:
         for i, s in enumerate(shapes):
             if unique and s in shapes[:i]:
                 raise self.doc.error(path + (i,), f"duplicate value {list(s)}")
+        for i, s in enumerate(shapes):
+            why = check(s) if check else None
+            if why:
+                raise self.doc.error(path + (i,), why)
         return tuple(shapes)
 
 

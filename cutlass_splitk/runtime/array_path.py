@@ -32,12 +32,7 @@ if TYPE_CHECKING:
 
 def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
     ep = op.spec.epilogue
-    alpha = float(kwargs.get("alpha", 1.0))
-    beta = float(kwargs.get("beta", 0.0))
-    c, bias, e, view, out = (kwargs.get(name) for name in ("c", "bias", "e", "view", "out"))
-    slope = float(kwargs.get("negative_slope", ep.leaky_slope))
-    split_k, mode, variant = kwargs.get("split_k"), kwargs.get("mode"), kwargs.get("variant")
-    pool = op.pool(split_k, mode, variant)
+    (alpha, beta, slope, c, bias, e, view, out, split_k, mode, variant), pool = op.read_keywords(kwargs)
     stream = _stream(op.name, kwargs.get("stream"), a)
     devices = op.platform.devices
     want = arrays.DTYPE_NAMES[op.spec.dtype]

@@ -94,6 +94,15 @@ class Op:
     def signature(self) -> str:
         return f"{self.name}(a, b, *, {', '.join(self.keywords)})"
 
+    def read_keywords(self, kwargs: Dict[str, Any]) -> Tuple[tuple, List[KernelVariant]]:
+        """The call's keyword values, read once for both full paths: (alpha, beta, slope, c,
+        bias, e, view, out, split_k, mode, variant), and the variants they allow."""
+        split_k, mode, variant = kwargs.get("split_k"), kwargs.get("mode"), kwargs.get("variant")
+        values = (float(kwargs.get("alpha", 1.0)), float(kwargs.get("beta", 0.0)),
+                  float(kwargs.get("negative_slope", self.spec.epilogue.leaky_slope)),
+                  *(kwargs.get(name) for name in ("c", "bias", "e", "view", "out")), split_k, mode, variant)
+        return values, self.pool(split_k, mode, variant)
+
     # --- selection ------------------------------------------------------------------------
 
     def candidates(self, m: int, n: int, k: int, dev: dispatch.DeviceInfo, split_k: Optional[int] = None,

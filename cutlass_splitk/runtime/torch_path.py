@@ -47,12 +47,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
         return torch_op.compiled_call(op, a, b, kwargs)
     ep = op.spec.epilogue
     dtype = TORCH_DTYPES[op.spec.dtype]
-    alpha = float(kwargs.get("alpha", 1.0))
-    beta = float(kwargs.get("beta", 0.0))
-    c, bias, e, view, out = (kwargs.get(name) for name in ("c", "bias", "e", "view", "out"))
-    slope = float(kwargs.get("negative_slope", ep.leaky_slope))
-    split_k, mode, variant = kwargs.get("split_k"), kwargs.get("mode"), kwargs.get("variant")
-    pool = op.pool(split_k, mode, variant)
+    (alpha, beta, slope, c, bias, e, view, out, split_k, mode, variant), pool = op.read_keywords(kwargs)
     accept_cpu = op.platform.accepts_cpu
 
     def check(name: str, t: Any, ndim: int, device: Optional[torch.device], shape: Any = None) -> None:

@@ -40,11 +40,7 @@ def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DTyp
     """(variants, pruned) of one grid: ``pruned`` holds (variant name, reason) for each grid
     point :func:`rules.prune` dropped. Raises ConfigError for a mistake in the grid."""
     v = r.mapping(value, path, KEYS, required=("tile", "split_k"))
-    tiles = r.shape3_list(v["tile"], path + ("tile",))
-    for i, tile in enumerate(tiles):
-        why = rules.check_tile(tile)
-        if why:
-            raise r.doc.error(path + ("tile", i), why)
+    tiles = r.shape3_list(v["tile"], path + ("tile",), check=rules.check_tile)
 
     warp_value = v.get("warp", "auto")
     if warp_value == "auto":

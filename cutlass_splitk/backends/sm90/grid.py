@@ -73,11 +73,7 @@ def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DTyp
     """(variants, pruned) of one grid: ``pruned`` holds (variant name, reason) for each grid
     point :func:`rules.prune` dropped. Raises ConfigError for a mistake in the grid."""
     v = r.mapping(value, path, KEYS, required=("tile", "split_k"))
-    tiles = r.shape3_list(v["tile"], path + ("tile",))
-    for i, tile in enumerate(tiles):
-        why = rules.check_tile(tile)
-        if why:
-            raise r.doc.error(path + ("tile", i), why)
+    tiles = r.shape3_list(v["tile"], path + ("tile",), check=rules.check_tile)
     clusters = _clusters(r, v["cluster"], path + ("cluster",)) if "cluster" in v else ((1, 1),)
     schedules = _schedules(r, v.get("schedule", "auto"), path + ("schedule",))
     stages_value = v.get("stages", "auto")
