@@ -5,28 +5,38 @@ predicted time first; plus the validation of a call's split_k / mode / variant.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Sequence
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from ..spec import Backend, KernelVariant, SplitMode
-from .timemodel import Candidate, DeviceInfo, predict
+from .timemodel import Candidate, DeviceInfo, predict_splits
 
-__all__ = ["Candidate", "DeviceInfo", "allowed", "filter_variants", "rank", "runs_on", "why_not"]
+__all__ = ["Candidate", "DeviceInfo", "allowed", "filter_variants", "native_backends", "ptx_backends", "rank", "runs_on",
+           "why_not"]
+
+
+def native_backends(archs: Sequence[int], dev: DeviceInfo) -> Tuple[Backend, ...]:
+    """The backends whose variants have native code for ``dev``: sm90 variants are sm_90a
+    cubins (compute capability 9.0 only); sm80 variants need a cubin of the same major version
+    and no newer minor. (A tuple: ``in`` compares enum members by identity there, where a set
+    would call Enum's Python-level ``__hash__``.)"""
+    native: Tuple[Backend, ...] = ()
+    if (dev.major, dev.minor) == (9, 0):
+        native += (Backend.SM90,)
+    if any(a // 10 == dev.major and a % 10 <= dev.minor for a in archs):
+        native += (Backend.SM80,)
+    return native
+
+
+def ptx_backends(archs: Sequence[int], dev: DeviceInfo) -> Tuple[Backend, ...]:
+    """The backends whose variants can run on ``dev`` through the driver's PTX JIT: sm80
+    libraries embed PTX of their newest target by default, which any newer GPU compiles (once,
+    slowly, on first use)."""
+    return (Backend.SM80,) if archs and dev.major * 10 + dev.minor >= max(archs) else ()
 
 
 def runs_on(v: KernelVariant, archs: Sequence[int], dev: DeviceInfo) -> bool:
-    """Whether ``v`` has native code for ``dev``: sm90 variants are sm_90a cubins (compute
-    capability 9.0 only); an sm80 variant needs a cubin of the same major version and no
-    newer minor."""
-    if v.backend is Backend.SM90:
-        return (dev.major, dev.minor) == (9, 0)
-    return any(a // 10 == dev.major and a % 10 <= dev.minor for a in archs)
-
-
-def runs_through_ptx(v: KernelVariant, archs: Sequence[int], dev: DeviceInfo) -> bool:
-    """Whether ``v`` can run on ``dev`` through the driver's PTX JIT: sm80 libraries embed PTX
-    of their newest target by default, which any newer GPU compiles (once, slowly, on first
-    use)."""
-    return v.backend is Backend.SM80 and bool(archs) and dev.major * 10 + dev.minor >= max(archs)
+    """Whether ``v`` has native code for ``dev``."""
+    return v.backend in native_backends(archs, dev)
 
 
 def why_not(variants: Sequence[KernelVariant], archs: Sequence[int], dev: DeviceInfo) -> str:
@@ -46,16 +56,24 @@ def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceI
     ranked, or, where there are none, the sm80 variants its PTX JIT can run."""
     variants = list(variants)
     if archs is not None:
-        native = [v for v in variants if runs_on(v, archs, dev)]
-        variants = native or [v for v in variants if runs_through_ptx(v, archs, dev)]
-    out = []
+        backends = native_backends(archs, dev)
+        native = [v for v in variants if v.params.BACKEND in backends]
+        if not native:
+            backends = ptx_backends(archs, dev)
+            native = [v for v in variants if v.params.BACKEND in backends]
+        variants = native
+    out: List[Candidate] = []
     for v in variants:
-        for s in v.splits:
-            if split is not None and s != split:
-                continue
-            out.append(predict(v, m, n, k, s, dev))
-    out.sort(key=lambda c: (c.predicted_us, c.variant.name, c.split))
+        if split is None:
+            out += predict_splits(v, m, n, k, v.splits, dev)
+        elif split in v.splits:
+            out += predict_splits(v, m, n, k, (split,), dev)
+    out.sort(key=_order)
     return out
+
+
+def _order(c: Candidate) -> Tuple[float, str, int]:
+    return c.predicted_us, c.variant.name, c.split
 
 
 def filter_variants(variants: Sequence[KernelVariant], mode: Optional[SplitMode] = None,

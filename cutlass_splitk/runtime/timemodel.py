@@ -1,6 +1,7 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one
-problem and device. dispatch.py evaluates it for every candidate and picks the smallest. It
-needs only the problem, the device's SM count and memory bandwidth, and each variant's tile,
+problem and device. dispatch.py evaluates it for every candidate and picks the smallest, on
+the first call of every new problem: it is written for host time (each variant's splits in one
+pass, the ``detail`` text formatted only when read). It needs only the problem, the device's SM count and memory bandwidth, and each variant's tile,
 so it runs on the CPU with fake device properties (see tests/test_dispatch.py).
 
 Model (all times in microseconds):
@@ -45,7 +46,7 @@ the best candidate on 27 of those 28 shapes, 13 % on the last (BENCHMARKS.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Any, Iterable, List, NamedTuple, Tuple
 
 from ..spec import Backend, DType, KernelVariant, SplitMode
 
@@ -105,17 +106,26 @@ class DeviceInfo:
         return cls(name, sm_count, bw, per_sm, major, minor)
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
+    """One (variant, split) and its predicted time. ``terms`` keeps the model's intermediate
+    figures; the ``detail`` text is formatted from them only when someone reads it (ranking a
+    new problem formats nothing: it is on the first call's path)."""
+
     variant: KernelVariant
     split: int
     parts: int
     predicted_us: float
-    detail: str
+    terms: Tuple[Any, ...]  # (units, noun, waves, slots, main, memory, compute, kind, extra)
 
     @property
     def mode(self) -> SplitMode:
         return self.variant.mode
+
+    @property
+    def detail(self) -> str:
+        units, noun, waves, slots, t_main, t_mem, t_compute, kind, extra = self.terms
+        return (f"{units} {noun}, {waves} wave(s) of {slots}, main {t_main:.1f} us "
+                f"(memory {t_mem:.1f}, compute {t_compute:.1f}), {kind} {extra:.1f} us")
 
     def describe(self) -> str:
         return (f"{self.variant.name} split={self.split} ({self.parts} partitions): "
@@ -159,83 +169,96 @@ def sm90_slices(k: int, split: int) -> Tuple[int, int, int]:
     return length, k // length, k % length
 
 
-def _memory_us(m: int, n: int, k: int, units: int, tm: int, tn: int, k_len: int, dev: DeviceInfo,
-               bw_fraction: float = 1.0, l2_factor: float = 0.0, multicast: Tuple[int, int] = (1, 1)) -> float:
-    """Every operand byte from DRAM at least once; the CTAs' re-reads served by L2 (a cluster
-    of (cm, cn) CTAs multicasts B tiles cm-fold and A tiles cn-fold)."""
-    unique_bytes = 2.0 * (m * k + k * n)
-    cta_bytes = units * (tm / multicast[1] + tn / multicast[0]) * k_len * 2.0
-    l2 = l2_factor or L2_FACTOR
-    return max(unique_bytes / (bw_fraction * dev.bandwidth), cta_bytes / (l2 * dev.bandwidth)) * 1e6
+# The model is evaluated for every split of a variant at once: what does not depend on the
+# split is computed once per variant (a new problem ranks every candidate on its first call).
 
-
-def _reduce_us(m: int, n: int, parts: int, dev: DeviceInfo) -> float:
-    return REDUCE_LAUNCH_US + (parts * m * n * 4.0 * 2 + m * n * 2.0) / (REDUCE_BW_FRACTION * dev.bandwidth) * 1e6
-
-
-def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
-    tm, tn, _ = v.tile
+def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo) -> List[Candidate]:
+    tm, tn, tk = v.tile
+    cm, cn = v.params.cluster
+    mode, sms, bw = v.mode, dev.sm_count, dev.bandwidth
     tiles = -(-m // tm) * -(-n // tn)
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
-    launches = 1
-    if v.mode is SplitMode.PARALLEL:
-        k_len, full, rem = sm90_slices(k, split)
-        parts = full + (rem > 0)
-        launches += rem > 0
-    elif v.mode is SplitMode.SERIAL:
-        parts = max(1, min(split, -(-k // v.tile[2])))
-        k_len = -(-k // parts)
-    else:  # stream-K: the K iterations of every tile spread evenly over the SMs
-        parts, k_len = 1, k
-    units = tiles * parts
-    streams = min(units, dev.sm_count) * SM90_SM_BYTES_PER_S
-    t_mem = _memory_us(m, n, k, units, tm, tn, k_len, dev, min(SM90_BW_FRACTION, streams / dev.bandwidth),
-                       SM90_L2_FACTOR, v.params.cluster)
-    if v.mode is SplitMode.STREAM_K:
-        waves = 1
-        t_compute = 2.0 * tiles * tm * tn * k / (dev.sm_count * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
-    else:
-        waves = -(-units // dev.sm_count)
-        t_compute = waves * (2.0 * tm * tn * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
-    t_main = max(t_mem, t_compute)
-    total = launches * LAUNCH_US + t_main
-    if v.mode is SplitMode.PARALLEL:
-        extra = _reduce_us(m, n, parts, dev)
-        kind = "reduce"
-    else:
-        steps = parts - 1
-        extra = steps * (SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT) + (SM90_MEMSET_US if steps else 0.0)
-        extra += SM90_STREAMK_US if v.mode is SplitMode.STREAM_K else 0.0
-        extra += -(-tiles // dev.sm_count) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
-        kind = "fix-up + epilogue"
-    total += extra
-    detail = (f"{units} work units, {waves} wave(s) of {dev.sm_count}, main {t_main:.1f} us "
-              f"(memory {t_mem:.1f}, compute {t_compute:.1f}), {kind} {extra:.1f} us")
-    return Candidate(v, split, parts, total, detail)
+    unique_bytes = 2.0 * (m * k + k * n)
+    cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
+    l2_bw = SM90_L2_FACTOR * bw
+    flops_per_k = 2.0 * tm * tn
+    epilogue = -(-tiles // sms) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
+    fixup = SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT
+    parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
+    k_tiles = max(1, -(-k // tk))  # serial: at most one partition per k-tile
+    reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
+    reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
+    in_kernel = (SM90_STREAMK_US if stream_k else 0.0) + epilogue
+    kind = "reduce" if parallel else "fix-up + epilogue"
+    out = []
+    for split in splits:
+        launches = 1
+        if parallel:
+            k_len, full, rem = sm90_slices(k, split)
+            parts = full + (rem > 0)
+            launches += rem > 0
+        elif stream_k:  # the K iterations of every tile spread evenly over the SMs
+            parts, k_len = 1, k
+        else:
+            parts = split if split < k_tiles else k_tiles
+            k_len = -(-k // parts)
+        units = tiles * parts
+        # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
+        fraction = min(SM90_BW_FRACTION, min(units, sms) * SM90_SM_BYTES_PER_S / bw)
+        t_mem = max(unique_bytes / (fraction * bw), units * cta_bytes_per_k * k_len / l2_bw) * 1e6
+        if stream_k:
+            waves = 1
+            t_compute = flops_per_k * tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
+        else:
+            waves = -(-units // sms)
+            t_compute = waves * (flops_per_k * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
+        t_main = t_mem if t_mem > t_compute else t_compute
+        if parallel:
+            extra = reduce_fixed + parts * reduce_per_part
+        else:
+            steps = parts - 1
+            extra = (steps * fixup + SM90_MEMSET_US if steps else 0.0) + in_kernel
+        out.append(Candidate(v, split, parts, launches * LAUNCH_US + t_main + extra,
+                             (units, "work units", waves, sms, t_main, t_mem, t_compute, kind, extra)))
+    return out
+
+
+def _predict_sm80(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo) -> List[Candidate]:
+    tm, tn, _ = v.tile
+    bw = dev.bandwidth
+    tiles = -(-m // tm) * -(-n // tn)
+    occ = occupancy(v)
+    slots = dev.sm_count * occ
+    align_k = 64 if k % 64 == 0 else 8
+    unique_us = 2.0 * (m * k + k * n) / bw * 1e6
+    l2_bw = L2_FACTOR * bw
+    # Compute: waves of CTAs, each at the per-SM mma.sync rate shared by the CTAs on an SM.
+    per_cta_rate = dev.mma_flops_per_sm * tile_efficiency(v) / occ
+    serial = v.mode is SplitMode.SERIAL
+    fixup = FIXUP_LATENCY_US + tm * tn * FIXUP_US_PER_ELEMENT
+    flops_per_k = 2.0 * tm * tn / per_cta_rate * 1e6  # us per k of one CTA
+    bytes_per_k = (tm + tn) * 2.0 / l2_bw * 1e6  # us per k of one CTA's loads, from L2
+    reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
+    reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
+    kind = "fix-up" if serial else "reduce"
+    out = []
+    for split in splits:
+        gemm_k, parts = k_partitions(k, split, align_k)
+        ctas = tiles * parts
+        waves = -(-ctas // slots)
+        t_mem = max(unique_us, ctas * gemm_k * bytes_per_k)
+        t_compute = waves * (gemm_k * flops_per_k + WAVE_OVERHEAD_US)
+        t_main = t_mem if t_mem > t_compute else t_compute
+        extra = (parts - 1) * fixup if serial else reduce_fixed + parts * reduce_per_part
+        out.append(Candidate(v, split, parts, LAUNCH_US + t_main + extra,
+                             (ctas, "CTAs", waves, slots, t_main, t_mem, t_compute, kind, extra)))
+    return out
+
+
+def predict_splits(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo) -> List[Candidate]:
+    """The candidates of ``v`` at each of ``splits`` (in that order)."""
+    return (_predict_sm90 if v.backend is Backend.SM90 else _predict_sm80)(v, m, n, k, splits, dev)
 
 
 def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
-    if v.backend is Backend.SM90:
-        return _predict_sm90(v, m, n, k, split, dev)
-    tm, tn, _ = v.tile
-    gemm_k, parts = k_partitions(k, split, 64 if k % 64 == 0 else 8)
-    tiles = -(-m // tm) * -(-n // tn)
-    ctas = tiles * parts
-    slots = dev.sm_count * occupancy(v)
-    waves = -(-ctas // slots)
-    t_mem = _memory_us(m, n, k, ctas, tm, tn, gemm_k, dev)
-    # Compute: waves of CTAs, each at the per-SM mma.sync rate shared by the CTAs on an SM.
-    per_cta_rate = dev.mma_flops_per_sm * tile_efficiency(v) / occupancy(v)
-    t_compute = waves * (2.0 * tm * tn * gemm_k / per_cta_rate * 1e6 + WAVE_OVERHEAD_US)
-    t_main = max(t_mem, t_compute)
-    total = LAUNCH_US + t_main
-    if v.mode is SplitMode.SERIAL:
-        extra = (parts - 1) * (FIXUP_LATENCY_US + tm * tn * FIXUP_US_PER_ELEMENT)
-        kind = "fix-up"
-    else:
-        extra = _reduce_us(m, n, parts, dev)
-        kind = "reduce"
-    total += extra
-    detail = (f"{ctas} CTAs, {waves} wave(s) of {slots}, main {t_main:.1f} us "
-              f"(memory {t_mem:.1f}, compute {t_compute:.1f}), {kind} {extra:.1f} us")
-    return Candidate(v, split, parts, total, detail)
+    return predict_splits(v, m, n, k, (split,), dev)[0]

@@ -283,19 +283,25 @@ def test_device_properties_from_cuda_core(lib, record_property):
 
 
 def test_own_cai_parser_agrees_with_strided_memory_view(lib):
+    """Every object cuda.core's StridedMemoryView reads, our own __cuda_array_interface__
+    parser reads alike; what it refuses (CAI version 2, which torch exports: cuda.core reads
+    version 3 and up) the runtime reads with its own parser."""
     devices = lib.platform.devices
     a, w, _ = inputs(seed=7)
-    objs = [a, w.t(), a[:, 8:], CAI(a.__cuda_array_interface__, a)]
+    cai2 = dict(a.__cuda_array_interface__)
+    assert cai2["version"] == 2  # torch's
+    objs = [(a, True), (w.t(), True), (a[:, 8:], True), (CAI({**cai2, "version": 3}, a), True), (CAI(cai2, a), False)]
     try:
         import cupy
 
-        objs += [cupy.from_dlpack(a), cupy.from_dlpack(w).T]
+        objs += [(cupy.from_dlpack(a), True), (cupy.from_dlpack(w).T, True)]
     except ImportError:
         pass
     fields = ("ptr", "shape", "strides", "dtype", "itemsize", "device", "readonly")
-    for obj in objs:
+    for obj, through_smv in objs:
         v = arrays.view("t", "x", obj, 0, devices)
-        assert arrays._smv_class() is not None and isinstance(v.owner, arrays._smv_class())
+        assert arrays._smv_class() is not None
+        assert isinstance(v.owner, arrays._smv_class()) == through_smv, (type(obj), obj.__cuda_array_interface__)
         c = arrays.from_cai("t", "x", obj.__cuda_array_interface__, obj, 0, devices)
         assert [getattr(v, f) for f in fields] == [getattr(c, f) for f in fields], type(obj)
     host = np.zeros((4, 4), np.float16)
