@@ -1,7 +1,8 @@
 """Validated config → CUDA sources.
 
-Each op's backend renders its translation units (for sm80: one per variant group, an op's
-variants that differ only by split mode); this module adds one ``library.cu`` per op with the
+Each op's backend renders its translation units (its variant groups, an op's variants that
+differ only by split mode, as few units as memory allows: ``backends/units.py``; the sm90
+backend adds its shared partial GEMMs); this module adds one ``library.cu`` per op with the
 library-level entry points (``templates/library.cu.in``) and owns writing them:
 :func:`write_sources` is the one path by which ``cutlass-splitk generate``, ``generate
 --check`` and ``cutlass-splitk build`` put sources on disk.

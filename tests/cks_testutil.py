@@ -28,6 +28,7 @@ ops:
 """
 
 MINIMAL_GROUP = "t64x64x64_w32x32x64_i16x8x16_s3_a8_z1"
+MINIMAL_UNIT = "sm80"  # the translation unit holding the op's sm80 groups
 MINIMAL_VARIANTS = (
     "tiny_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1",
     "tiny_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cks_testutil import MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
+from cks_testutil import MINIMAL_OP_YAML, MINIMAL_UNIT, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
 from cutlass_splitk import artifact, codegen
 from cutlass_splitk.build import build
 from cutlass_splitk.config import ConfigError, parse_config
@@ -303,7 +303,7 @@ def test_compile_failure_reports_command_and_log_and_keeps_the_manifest(tiny_bui
               toolchain=toolchain)
     exc = info.value
     message = str(exc)
-    assert re.match(r"nvcc failed on tiny_f16/(library|t64x64x64_w32x32x64_i16x8x16_s3_a8_z1)\.cu "
+    assert re.match(rf"nvcc failed on tiny_f16/(library|{MINIMAL_UNIT})\.cu "
                     r"\(exit code \d+\)\ncommand: ", message), message
     assert exc.command[0] == str(find_nvcc())
     assert "--this-flag-does-not-exist" in exc.command and "-DCKS_FORCE_ERROR_DOES_NOT_EXIST" in exc.command
@@ -311,7 +311,7 @@ def test_compile_failure_reports_command_and_log_and_keeps_the_manifest(tiny_bui
     from cutlass_splitk import build as build_module
 
     assert exc.cwd.parent == build_module.staging_root()
-    assert exc.command[-4] == "-c" and exc.command[-3] in ("tiny_f16/library.cu", f"tiny_f16/{MINIMAL_GROUP}.cu")
+    assert exc.command[-4] == "-c" and exc.command[-3] in ("tiny_f16/library.cu", f"tiny_f16/{MINIMAL_UNIT}.cu")
     assert (exc.cwd / exc.command[-3]).read_text() == (tiny_build.out / "src" / exc.command[-3]).read_text()
     assert f"\ncommand: cd {exc.cwd} && {exc.command[0]} -std=c++17 " in message
     assert "--this-flag-does-not-exist -c " in message
@@ -362,7 +362,7 @@ def test_build_from_another_directory_leaves_its_generated_dir_alone(tmp_path, m
     committed = work / "generated" / "default"
     for relpath, stamped_by in [("linear_f16/library.cu", "configs/default.yaml"),
                                 ("tiny_f16/library.cu", codegen.display_path(str(config))),
-                                ("tiny_f16/t32x32x64_w32x32x64_i16x8x16_s3_a8_z1.cu", str(config))]:
+                                ("tiny_f16/sm80_1.cu", str(config))]:
         write_yaml(committed, f"// {codegen.stamp(stamped_by)}\n// committed\n", relpath)
     (work / "configs").mkdir()
     monkeypatch.chdir(work)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, write_yaml
+from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_UNIT, write_yaml
 from cutlass_splitk import buildenv, codegen, cudakit, toolchain
 from cutlass_splitk.build import COMPILE_COMMANDS, build
 from cutlass_splitk.buildenv import BuildError, Settings, default_jobs, gencode_flags, parse_arch_list
@@ -229,7 +229,7 @@ def test_launcher_runs_every_compile_and_is_not_in_the_key(tmp_path, fake):
     launched = log.read_text().splitlines()
     assert len(launched) == 2 and all(line.startswith(f"{fake.nvcc} -std=c++17 ") for line in launched)
     assert sorted(line.split(" -c ")[1].split()[0] for line in launched) == [
-        "tiny_f16/library.cu", f"tiny_f16/{MINIMAL_GROUP}.cu"]
+        "tiny_f16/library.cu", f"tiny_f16/{MINIMAL_UNIT}.cu"]
     # the same objects with or without the launcher: a build without it compiles nothing
     assert build(config, out_dir=tmp_path / "b", cache_dir=cache, progress=False, toolchain=fake).compiled == 0
     # the compile database records the compiler, not the launcher (as CMake does)
@@ -336,7 +336,7 @@ def test_slowest_units_and_progress(tmp_path, fake, capsys, monkeypatch):
     assert re.fullmatch(rf"{re.escape(str(out))}: 1 libraries \(2 objects compiled, 1 libraries updated\) in "
                         r"[\d.]+s", lines[0])
     assert lines[1] == "slowest units (2 parallel jobs):"
-    assert re.fullmatch(rf"  +\d+\.\ds  tiny_f16/{MINIMAL_GROUP}\.cu", lines[2]), lines
+    assert re.fullmatch(rf"  +\d+\.\ds  tiny_f16/{MINIMAL_UNIT}\.cu", lines[2]), lines
     assert re.fullmatch(r"  +\d+\.\ds  tiny_f16/library\.cu", lines[3]), lines
     assert float(lines[2].split("s")[0]) >= 0.3 and len(lines) == 4
     # the progress lines (stderr, not a terminal) name each unit with its compile time
@@ -354,7 +354,7 @@ def test_no_op_rebuild_of_the_default_config_is_fast(tmp_path, fake):
     first = build(CONFIGS / "default.yaml", **kw)
     # every distinct unit once: the sm90 partial GEMMs that ops share compile once
     units = codegen.render(load_config(CONFIGS / "default.yaml"))
-    assert first.compiled == len({u.text for u in units}) == 104 < len(units)
+    assert first.compiled == len({u.text for u in units}) == 32 < len(units)
     start = time.monotonic()
     again = build(CONFIGS / "default.yaml", **kw)
     elapsed = time.monotonic() - start
@@ -376,7 +376,7 @@ def test_a_one_op_change_recompiles_only_that_op(tmp_path, fake):
     write_yaml(tmp_path, "\n".join(lines) + "\n", "two.yaml")
     result = build(config, **kw)
     assert result.compiled == 2 and sorted(result.unit_seconds) == ["tiny_bf16/library.cu",
-                                                                     f"tiny_bf16/{MINIMAL_GROUP}.cu"]
+                                                                     f"tiny_bf16/{MINIMAL_UNIT}.cu"]
     assert result.linked == 1
     assert (tmp_path / "out" / "libtiny_f16.so").read_bytes() == before["libtiny_f16.so"]
     assert (tmp_path / "out" / "libtiny_bf16.so").read_bytes() != before["libtiny_bf16.so"]

@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT, TEMPLATES
+from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_UNIT, MINIMAL_VARIANTS, ROOT, TEMPLATES
+from cutlass_splitk.backends import units as backend_units
 from cutlass_splitk.spec import Backend, SplitMode
 from cutlass_splitk import artifact, codegen, fsutil
 from cutlass_splitk.config import load_config, parse_config
@@ -32,8 +33,8 @@ def test_stamp():
 
 def test_render_minimal_units(minimal_config):
     units = codegen.render(minimal_config)
-    assert [u.relpath for u in units] == [f"tiny_f16/{MINIMAL_GROUP}.cu", "tiny_f16/library.cu"]
-    assert [u.name for u in units] == [MINIMAL_GROUP, "library"]
+    assert [u.relpath for u in units] == [f"tiny_f16/{MINIMAL_UNIT}.cu", "tiny_f16/library.cu"]
+    assert [u.name for u in units] == [MINIMAL_UNIT, "library"]
     assert [u.op for u in units] == ["tiny_f16", "tiny_f16"]
     assert set(units[0].variants) == set(MINIMAL_VARIANTS) and units[1].variants == ()
     for u in units:
@@ -60,7 +61,10 @@ def test_group_source_instantiation(minimal_config):
     assert expected_config in text
     assert text.count("cks::VariantConfig<") == 1
     assert '#include "cks_sm80.cuh"' in text
-    assert f"// op tiny_f16: {MINIMAL_GROUP}\n" in text
+    assert f"// op tiny_f16, sm80 groups: {MINIMAL_GROUP}\n" in text
+    # the group in a namespace of its own (a unit holds several), its entry points inside it
+    body = text.split(f"\n// {MINIMAL_GROUP}\nnamespace group_{MINIMAL_GROUP} {{\n", 1)[1]
+    assert body.endswith(f"}}  // namespace group_{MINIMAL_GROUP}\n") and expected_config in body
     symbols = re.findall(r'extern "C" CKS_EXPORT int (cks_\w+)\(', text)
     assert sorted(symbols) == sorted(f"cks_{v}_{fn}" for v in MINIMAL_VARIANTS for fn in ("query", "run"))
     # each variant's entry points use its own split-K strategy
@@ -79,7 +83,8 @@ def test_group_source_enum_spellings():
                                           "      stages: [4]\n      alignment: 2\n      swizzle: 4\n"
                                           "      instruction: [16, 8, 8]\n")
     unit = codegen.render(parse_config(text, "x.yaml"))[0]
-    assert unit.relpath == "tiny_f16/t64x64x64_w32x32x64_i16x8x8_s4_a2_z4.cu"
+    assert unit.relpath == "tiny_f16/sm80.cu"
+    assert "namespace group_t64x64x64_w32x32x64_i16x8x8_s4_a2_z4 {" in unit.text
     assert ("    cutlass::bfloat16_t, /*B column-major=*/false,\n"
             "    cutlass::gemm::GemmShape<64, 64, 64>, cutlass::gemm::GemmShape<32, 32, 64>,\n"
             "    cutlass::gemm::GemmShape<16, 8, 8>, /*stages=*/4, /*alignment=*/2,\n"
@@ -126,26 +131,43 @@ def test_unit_count_for_the_shipped_configs():
     for name in ("default", "epilogues"):
         config = load_config(CONFIGS / f"{name}.yaml")
         units = codegen.render(config)
-        # per op: one unit per group, one per distinct sm90 partial GEMM, library.cu
-        expected = sum(len({v.group for v in op.variants})
+        # per op: its groups of each backend in units of at most GROUPS_PER_UNIT, one unit per
+        # distinct sm90 partial GEMM, library.cu
+        per_unit = backend_units.GROUPS_PER_UNIT
+        expected = sum(sum(-(-len({v.group for v in op.variants if v.backend is b}) // per_unit) for b in Backend)
                        + len({v.group for v in op.variants if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL})
                        + 1 for op in config.ops)
         assert len(units) == expected
         assert len({u.relpath for u in units}) == len(units)
-        # one unit per group (holding that group's serial and parallel variants) + library.cu per op
+        # every variant's entry points in exactly one unit, library.cu last
         for op in config.ops:
             mine = [u for u in units if u.op == op.name]
             assert [u.name for u in mine][-1] == "library"
             assert sorted(x for u in mine for x in u.variants) == sorted(v.name for v in op.variants)
+            for v in op.variants:
+                (unit,) = [u for u in mine if v.name in u.variants]
+                assert f"namespace group_{v.group} {{" in unit.text and f"int cks_{v.name}_run(" in unit.text
         if name == "default":
-            # every sm80 shape is built in both split modes; the sm90 partial GEMMs are shared
-            # by the ops of one dtype: one distinct text per (dtype, GEMM shape)
+            # every sm80 shape is built in both split modes; each op's groups fit one unit per
+            # backend; the sm90 partial GEMMs are shared by the ops of one dtype: one distinct
+            # text per (dtype, GEMM shape)
             for op in config.ops:
                 sm80 = [v for v in op.variants if v.backend is Backend.SM80]
                 assert len(sm80) == 2 * len({v.group for v in sm80})
+                assert [u.name for u in units if u.op == op.name and not u.name.startswith("partial_")] == [
+                    "sm80", "sm90", "library"]
             partials = [u for u in units if u.name.startswith("partial_")]
             assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 8
             assert len(partials) == 4 * len(config.ops)
+
+
+def test_groups_beyond_one_unit_are_split_in_order():
+    text = MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4, 5]\n      alignment: [8, 4, 2]")
+    units = codegen.render(parse_config(text, "x.yaml"))
+    assert [u.relpath for u in units] == ["tiny_f16/sm80_1.cu", "tiny_f16/sm80_2.cu", "tiny_f16/library.cu"]
+    groups = [re.findall(r"^namespace group_(\w+) \{$", u.text, re.M) for u in units[:2]]
+    assert [len(g) for g in groups] == [6, 3] and groups[0] + groups[1] == sorted(groups[0] + groups[1])
+    assert backend_units.batches("sm90", []) == [] and backend_units.batches("sm90", ["a"]) == [("sm90", ["a"])]
 
 
 # --- writing ---------------------------------------------------------------------------------------------------
@@ -194,10 +216,11 @@ def test_write_sources_check_mode_writes_nothing(tmp_path, minimal_config):
 def test_write_sources_removes_stale_files_of_the_same_config_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the stamp names the config relative to the cwd
     out = tmp_path / "gen"
-    two = parse_config(MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4]"), "x.yaml")
-    codegen.write_sources(two, out)
-    stale = out / "tiny_f16" / "t64x64x64_w32x32x64_i16x8x16_s4_a8_z1.cu"
-    assert stale.is_file()
+    many = parse_config(MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4, 5]\n      alignment: [8, 4, 2]"),
+                        "x.yaml")
+    codegen.write_sources(many, out)
+    stale = [out / "tiny_f16" / "sm80_1.cu", out / "tiny_f16" / "sm80_2.cu"]  # nine groups: two units
+    assert all(p.is_file() for p in stale)
     foreign = out / "tiny_f16" / "handwritten.cu"
     foreign.write_text("// my own kernel\n" + codegen.STAMP_MARK + " (not on the first line)\n")
     other_config = out / "tiny_f16" / "t32x32x32_other.cu"
@@ -212,24 +235,25 @@ def test_write_sources_removes_stale_files_of_the_same_config_only(tmp_path, mon
     empty.mkdir()
 
     sources = codegen.write_sources(parse_config(MINIMAL_OP_YAML, "x.yaml"), out)
-    # library.cu changed (its description lists the variants); the s3 group is unchanged
-    assert sources.changed == [out / "tiny_f16" / "library.cu"]
-    assert sorted(sources.stale) == sorted([stale, gone_op])
-    assert not stale.exists()
+    # one group now: one new unit, library.cu changed (its description lists the variants)
+    assert sources.changed == [out / "tiny_f16" / f"{MINIMAL_UNIT}.cu", out / "tiny_f16" / "library.cu"]
+    assert sorted(sources.stale) == sorted([*stale, gone_op])
+    assert not any(p.exists() for p in stale)
     assert not gone_op.exists() and not gone_op.parent.exists()  # the op directory it emptied
     # another config's files, files without the stamp, directories it did not empty: untouched
     assert foreign.read_text().startswith("// my own kernel")
     assert other_config.exists() and other_op.exists() and empty.is_dir()
     assert sorted(p.name for p in (out / "tiny_f16").iterdir()) == sorted(
-        [f"{MINIMAL_GROUP}.cu", "library.cu", "handwritten.cu", "t32x32x32_other.cu"])
+        [f"{MINIMAL_UNIT}.cu", "library.cu", "handwritten.cu", "t32x32x32_other.cu"])
 
 
 def test_write_sources_without_prune_removes_nothing(tmp_path):
     out = tmp_path / "gen"
-    codegen.write_sources(parse_config(MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4]"), "x.yaml"), out)
+    many = MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4, 5]\n      alignment: [8, 4, 2]")
+    codegen.write_sources(parse_config(many, "x.yaml"), out)
     sources = codegen.write_sources(parse_config(MINIMAL_OP_YAML, "x.yaml"), out, prune=False)
     assert sources.stale == []
-    assert (out / "tiny_f16" / "t64x64x64_w32x32x64_i16x8x16_s4_a8_z1.cu").is_file()
+    assert (out / "tiny_f16" / "sm80_1.cu").is_file() and (out / "tiny_f16" / "sm80_2.cu").is_file()
 
 
 @pytest.mark.parametrize("name", ["default", "epilogues"])

@@ -39,7 +39,7 @@ from cutlass_splitk.cli import main as cli_main
 from cutlass_splitk.config import Config, ConfigError, parse_config
 
 FAKE_CUTLASS = Cutlass(Path("/opt/cutlass/include"), Path("/opt/cutlass/tools/util/include"), "9.9.9")
-GROUP_UNIT = "tiny_f16/t64x64x64_w32x32x64_i16x8x16_s3_a8_z1.cu"
+GROUP_UNIT = "tiny_f16/sm80.cu"  # the unit of the op's sm80 groups
 TMP_NAME_RE = re.compile(r"^\.([0-9a-f]{64})\.(\d+)\.tmp(\.o|\.so)$")
 
 # The minimal op plus a bf16 twin: two libraries, four translation units.

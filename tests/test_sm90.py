@@ -170,8 +170,8 @@ def test_mixed_backends_in_one_op_and_the_manifest_round_trip():
                  "splits": [1, 2]}
     units = codegen.render(parse_config(text, "x.yaml"))
     assert [(u.name, u.backend, u.targets) for u in units] == [
-        ("t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "sm80", ("80",)),
-        ("sm90_t128x128x64_c1x1_coop_sauto_a8", "sm90", ("90a",)),
+        ("sm80", "sm80", ("80",)),
+        ("sm90", "sm90", ("90a",)),
         ("partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8", "sm90", ("90a",)),
         ("library", "", ("80",)),
     ]
@@ -182,15 +182,17 @@ def test_generated_sm90_units_byte_for_byte():
     group, partial = units[0], units[1]
     assert group.text == """\
 // generated from x.yaml by cutlass-splitk; do not edit
-// op h_f16: sm90_t128x128x64_c1x1_coop_sauto_a8
+// op h_f16, sm90 groups: sm90_t128x128x64_c1x1_coop_sauto_a8
 #include "cks_sm90.cuh"
 
-namespace {
+// sm90_t128x128x64_c1x1_coop_sauto_a8
+namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8 {
 using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*tile=*/128, 128, 64,
     /*cluster=*/1, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
+}  // namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8
+extern template struct cks::sm90::PartialGemm<group_sm90_t128x128x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
+namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8 {
 using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kMul, cks::Bias::kPerCol, cks::Permute::k0213>;
-}  // namespace
-extern template struct cks::sm90::PartialGemm<Gemm>;  // defined in its own unit
 
 // h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -207,7 +209,7 @@ extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_q
 extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
 }
-
+}  // namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8
 """
     assert partial.name == "partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8" and partial.variants == ()
     assert partial.text == """\

@@ -10,7 +10,8 @@ A backend is a module (package) providing:
 * ``parse_grid(reader, value, path, *, op, dtype, layout, archs)`` → ``(variants, pruned)``:
   reads one ``variants:`` grid (config.py calls it);
 * ``render_units(op, stamp)`` → ``[(unit name, variant names, source), ...]``: the op's
-  translation units (codegen.py adds the shared ``library.cu``);
+  translation units (codegen.py adds the shared ``library.cu``), its groups packed by
+  ``units.batches`` (each group in a C++ namespace of its own);
 * ``targets(op)`` → the -gencode targets of those units, e.g. ``("80", "90")``.
 
 Adding a backend is one entry in ``BACKENDS`` and a package next to ``sm80/``; no shared stage

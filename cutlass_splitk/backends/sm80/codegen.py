@@ -1,8 +1,9 @@
-"""The sm80 backend's translation units: one per variant group (an op's variants that differ
-only by split mode), instantiating ``cks::VariantConfig`` and exporting each variant's
-``cks_<variant>_query`` / ``cks_<variant>_run`` through ``SerialGemm`` or ``ParallelGemm``.
-The templates are ``templates/group.cu.in`` and ``templates/entry.cu.in``; the logic they
-instantiate is in ``templates/cks_sm80.cuh`` and the shared headers.
+"""The sm80 backend's translation units: an op's variant groups (its variants that differ
+only by split mode), up to ``units.GROUPS_PER_UNIT`` per unit (``templates/unit.cu.in``). Each
+group (``templates/group.cu.in``, in a namespace of its own) instantiates ``cks::VariantConfig``
+and exports each variant's ``cks_<variant>_query`` / ``cks_<variant>_run`` through
+``SerialGemm`` or ``ParallelGemm`` (``templates/entry.cu.in``); the logic they instantiate is
+in ``templates/cks_sm80.cuh`` and the shared headers.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
+from .. import units
 from ...spec import (ACTIVATION_CPP, BIAS_CPP, DTYPE_CPP, EOP_CPP, PERMUTE_CPP, Backend, KernelVariant, Layout, OpSpec,
                      SplitMode)
 
@@ -28,15 +30,13 @@ def _shape(s: Sequence[int]) -> str:
     return ", ".join(map(str, s))
 
 
-def render_group(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> str:
+def render_group(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
     """The source of one group: ``variants`` share everything but the split mode."""
     first = variants[0]
     entries = "".join(
         _template("entry.cu.in").substitute(variant=v.name, impl=MODE_CPP[v.mode]) for v in variants
     )
     return _template("group.cu.in").substitute(
-        stamp=stamp,
-        op=op.name,
         group=first.group,
         element=DTYPE_CPP[op.dtype],
         b_column_major="true" if op.layout is Layout.TN else "false",
@@ -60,13 +60,5 @@ def targets(op: OpSpec) -> Tuple[str, ...]:
 
 
 def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str]]:
-    """(unit name, variant names, source) of each group of ``op``, sorted by group name."""
-    groups: Dict[str, List[KernelVariant]] = {}
-    for v in op.variants:
-        if v.backend is Backend.SM80:
-            groups.setdefault(v.group, []).append(v)
-    units = []
-    for name in sorted(groups):
-        variants = sorted(groups[name], key=lambda v: v.mode.value)
-        units.append((name, tuple(v.name for v in variants), render_group(op, variants, stamp)))
-    return units
+    """(unit name, variant names, source) of ``op``'s sm80 units (``units.render_units``)."""
+    return units.render_units(op, stamp, Backend.SM80, _template("unit.cu.in"), render_group)

@@ -94,7 +94,7 @@ def check_warp(tile: Shape3, warp: Shape3, inst: Shape3) -> Optional[str]:
 def prune(variant: KernelVariant, dtype: DType, layout: Layout, archs: Sequence[int]) -> Optional[str]:
     """Why ``variant`` cannot be built for ``dtype``/``layout`` on every arch of ``archs``
     (the first rule it breaks), or None when it can."""
-    tile, warp, align = variant.tile, variant.params.warp, variant.alignment
+    tile, align = variant.tile, variant.alignment
     smem_limit = min(SMEM_LIMIT[a] for a in archs)
     limiting_arch = min(archs, key=lambda a: SMEM_LIMIT[a])
     warps = variant.params.warp_count(tile)

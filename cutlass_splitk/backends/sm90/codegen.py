@@ -1,8 +1,10 @@
 """The sm90 backend's translation units, per op:
 
-* one *group* unit per (tile, cluster, schedule, stages): its variants' entry points
-  (``templates/group.cu.in`` + ``entry.cu.in``), instantiating SplitKGemm (serial, stream-K:
-  the fused-epilogue kernel) and ParallelGemm (the reduction and the host code);
+* the op's *groups*, one per (tile, cluster, schedule, stages), up to
+  ``units.GROUPS_PER_UNIT`` per unit (``templates/unit.cu.in``): each group
+  (``templates/group.cu.in``, in a namespace of its own) has its variants' entry points
+  (``entry.cu.in``), instantiating SplitKGemm (serial, stream-K: the fused-epilogue kernel)
+  and ParallelGemm (the reduction and the host code);
 * one *partial* unit per group with parallel variants (``templates/partial.cu.in``): the
   batched f32 partial GEMM, which does not depend on the op's epilogue. Its text names only
   the dtype, layout and GEMM shape, so every op of a config that needs the same one has the
@@ -18,6 +20,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from ...spec import (ACTIVATION_CPP, BIAS_CPP, DTYPE_CPP, EOP_CPP, PERMUTE_CPP, Backend, KernelVariant, Layout,
                      OpSpec, Schedule, SplitMode)
+from .. import units
 from . import rules
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -50,16 +53,17 @@ def partial_name(op: OpSpec, v: KernelVariant) -> str:
     return f"partial_{op.dtype.value}_{op.layout.value}_{v.group}"
 
 
-def render_group(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> str:
+def render_group(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
     first = variants[0]
     entries = "".join(_template("entry.cu.in").substitute(variant=v.name, impl=MODE_CPP[v.mode]) for v in variants)
     extern = ""
     if any(v.mode is SplitMode.PARALLEL for v in variants):
-        extern = "extern template struct cks::sm90::PartialGemm<Gemm>;  // defined in its own unit\n"
+        extern = (f"extern template struct cks::sm90::PartialGemm<group_{first.group}::Gemm>;  "
+                  "// defined in its own unit\n")
     return _template("group.cu.in").substitute(
-        stamp=stamp, op=op.name, group=first.group, activation=ACTIVATION_CPP[op.epilogue.activation],
-        e_op=EOP_CPP[op.epilogue.e_op], bias=BIAS_CPP[op.epilogue.bias], permute=PERMUTE_CPP[op.epilogue.permute],
-        extern_partial=extern, entry_points=entries, **_gemm_fields(op, first))
+        group=first.group, activation=ACTIVATION_CPP[op.epilogue.activation], e_op=EOP_CPP[op.epilogue.e_op],
+        bias=BIAS_CPP[op.epilogue.bias], permute=PERMUTE_CPP[op.epilogue.permute], extern_partial=extern,
+        entry_points=entries, **_gemm_fields(op, first))
 
 
 def render_partial(op: OpSpec, v: KernelVariant, stamp: str) -> str:
@@ -72,19 +76,10 @@ def targets(op: OpSpec) -> Tuple[str, ...]:
 
 
 def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str]]:
-    """(unit name, variant names, source) of ``op``'s sm90 variants: its groups, then the
-    partial GEMMs they call, each sorted by name."""
-    groups: Dict[str, List[KernelVariant]] = {}
-    for v in op.variants:
-        if v.backend is Backend.SM90:
-            groups.setdefault(v.group, []).append(v)
-    units = []
-    partials = {}
-    for name in sorted(groups):
-        variants = sorted(groups[name], key=lambda v: v.mode.value)
-        units.append((name, tuple(v.name for v in variants), render_group(op, variants, stamp)))
-        parallel = [v for v in variants if v.mode is SplitMode.PARALLEL]
-        if parallel:
-            partials[partial_name(op, parallel[0])] = render_partial(op, parallel[0], stamp)
-    units += [(name, (), text) for name, text in sorted(partials.items())]
-    return units
+    """(unit name, variant names, source) of ``op``'s sm90 units: its groups
+    (``units.render_units``), then the partial GEMMs its parallel variants call, sorted by
+    name."""
+    out = units.render_units(op, stamp, Backend.SM90, _template("unit.cu.in"), render_group)
+    partials = {partial_name(op, v): render_partial(op, v, stamp) for v in op.variants
+                if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL}
+    return out + [(name, (), text) for name, text in sorted(partials.items())]
