@@ -3,11 +3,12 @@
 compiled by the host C compiler, doing no CUDA. ``run`` copies the CksArgs it was given and
 counts calls (``cks_fake_last_args``, ``cks_fake_calls``); ``query`` reports the workspace a
 real variant would ask for (serial: 4 KiB of semaphores when split > 1; parallel: 1 MiB of
-partials). Used by ``benchmarks/host_overhead.py --fake`` (the call path's CPU cost with the
-ctypes boundary included) and by tests/test_callpath_cpu.py.
+partials). ``FakePlatform`` stands in for the GPU the runtime would ask about. Used by
+``benchmarks/host_overhead.py --fake`` (the call path's CPU cost with the ctypes boundary
+included) and by the CPU tests.
 
-    from fakelib import build_fake, fake_op
-    op = fake_op("linear_f16", build_fake(spec, tmpdir), platform)
+    from fakelib import FakePlatform, build_fake, fake_op
+    op = fake_op("linear_f16", build_fake(spec, tmpdir), FakePlatform())
 """
 
 from __future__ import annotations
@@ -16,7 +17,39 @@ import ctypes
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
+
+from cutlass_splitk.runtime.dispatch import DeviceInfo
+from cutlass_splitk.runtime.platform import CudaPlatform
+
+FAKE_H100 = DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)  # capability 9.0
+
+
+class FakePlatform(CudaPlatform):
+    """The GPU as the runtime sees it, without one: every launch on stream 0 of device 0, a
+    modelled ``device`` (an H100 by default, so the sm90 variants are the ones that run) whose
+    tuning-cache key is ``key``. ``accepts_cpu``: torch CPU tensors stand in for device tensors;
+    ``devices``: the array path's memory (cuda.core's by default)."""
+
+    def __init__(self, device: DeviceInfo = FAKE_H100, key: str = "fake", accepts_cpu: bool = True,
+                 devices: Optional[Any] = None):
+        super().__init__(devices)
+        self.device, self.key, self.accepts_cpu = device, key, accepts_cpu
+
+    def current_device(self) -> int:
+        return 0
+
+    def device_index(self, device: Any) -> int:
+        return 0
+
+    def stream(self, index: int) -> int:
+        return 0
+
+    def device_info(self, index: int) -> DeviceInfo:
+        return self.device
+
+    def device_key(self, index: int) -> str:
+        return self.key
 
 HEADER = r"""
 #include <stdint.h>

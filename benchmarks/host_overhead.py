@@ -164,35 +164,15 @@ def _arrays(lib, a, w, sync) -> None:
 
 def fake() -> int:
     """The CPU side of the call with CPU tensors and a no-op C library (ctypes included)."""
-    from fakelib import build_fake, calls, fake_op
+    from fakelib import FakePlatform, build_fake, calls, fake_op
 
     from cutlass_splitk.config import load_config
-    from cutlass_splitk.runtime.dispatch import DeviceInfo
 
     root = Path(__file__).resolve().parents[1]
     spec = next(o for o in load_config(root / "configs" / "default.yaml").ops if o.name == "linear_f16")
 
-    class Platform:
-        accepts_cpu = True
-        devices = None
-
-        def current_device(self):
-            return 0
-
-        def device_index(self, device):
-            return 0
-
-        def stream(self, index):
-            return 0
-
-        def device_info(self, index):
-            return DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)
-
-        def device_key(self, index):
-            return "fake"
-
     with tempfile.TemporaryDirectory() as tmp:
-        op = fake_op(spec, build_fake(spec, Path(tmp)), Platform())
+        op = fake_op(spec, build_fake(spec, Path(tmp)), FakePlatform())
         a = torch.randn(M, K, dtype=torch.half)
         wt = torch.randn(N, K, dtype=torch.half).t()
         print(f"fake library, CPU tensors: linear_f16 M={M} N={N} K={K}, torch {torch.__version__}, "

@@ -8,6 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the package is used from the checkout, installed or not
     sys.path.insert(0, str(ROOT))
+if str(ROOT / "benchmarks") not in sys.path:  # fakelib (the fake library and platform), the fuzz modules
+    sys.path.append(str(ROOT / "benchmarks"))
 
 CONFIGS = ROOT / "configs"
 TEMPLATES = ROOT / "cutlass_splitk" / "templates"  # shared

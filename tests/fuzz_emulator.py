@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
+from fakelib import FakePlatform
 
 from cutlass_splitk.runtime import Library, Op, abi
-from cutlass_splitk.runtime.platform import CudaPlatform
 from cutlass_splitk.runtime import dispatch
 from cutlass_splitk.runtime.reference import activation, permute
 from cutlass_splitk.spec import BiasMode, DType, EOp, Layout, OpSpec, Permute
@@ -125,29 +125,8 @@ class EmuBound:
             D[:last] = out[:last]
 
 
-class EmuPlatform(CudaPlatform):
-    """CPU tensors accepted, launched as if on an H100 (so sm90 and sm_90 variants run)."""
-
-    accepts_cpu = True
-
-    def current_device(self):
-        return 0
-
-    def device_index(self, device):
-        return 0
-
-    def stream(self, index):
-        return 0
-
-    def device_info(self, index):
-        return EMU_DEVICE
-
-    def device_key(self, index):
-        return "emulated"
-
-
 def emulated_op(spec: OpSpec, bug: Optional[str] = None) -> Op:
-    library = Library(Path("emulated"), {}, {}, platform=EmuPlatform())
+    library = Library(Path("emulated"), {}, {}, platform=FakePlatform(EMU_DEVICE, "emulated"))
     op = Op(library, spec, EmuBound(spec, bug))
     library._ops[spec.name] = op
     return op

@@ -17,38 +17,20 @@ import pytest
 
 from cks_fakedevices import FakeArray, FakeDevices, f16
 from cks_testutil import CONFIGS, ROOT
+from fakelib import FAKE_H100, FakePlatform
 from cutlass_splitk.config import load_config
-from cutlass_splitk.runtime import Library, Op, abi, arrays, cudacore, dispatch, dlpack
+from cutlass_splitk.runtime import Library, Op, abi, arrays, cudacore, dlpack
 from cutlass_splitk.runtime.workspace import Block
 
 SPECS = {o.name: o for c in ("default.yaml", "epilogues.yaml") for o in load_config(CONFIGS / c).ops}
-FAKE_GPU = dispatch.DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)
+FAKE_GPU = FAKE_H100
 M, N, K = 16, 32, 64
 
 
-class Platform:
+def Platform(devices=None):
     """A modelled H100 whose device memory is host memory (FakeDevices); torch tensors may be
     CPU tensors (the fast path tests)."""
-
-    accepts_cpu = True
-
-    def __init__(self, devices=None):
-        self.devices = devices or FakeDevices()
-
-    def current_device(self):
-        return 0
-
-    def device_index(self, device):
-        return 0
-
-    def stream(self, index):
-        return 0
-
-    def device_info(self, index):
-        return FAKE_GPU
-
-    def device_key(self, index):
-        return "fake"
+    return FakePlatform(FAKE_GPU, devices=devices or FakeDevices())
 
 
 class Recorder:

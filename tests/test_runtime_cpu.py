@@ -9,7 +9,6 @@ import hashlib
 import json
 import re
 import shutil
-import types
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import cutlass_splitk
 from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_VARIANTS
+from fakelib import FAKE_H100, FakePlatform
 from cutlass_splitk import artifact
 from cutlass_splitk.config import load_config, parse_config
 from cutlass_splitk.runtime import KernelError, Library, LibraryError, Op, PaddingWarning
@@ -285,7 +285,7 @@ def test_real_query_abi_mismatch_is_status_abi(real_tiny):
 # --- argument checking with a fake library ------------------------------------------------------------------
 
 SPECS = {o.name: o for c in ("default.yaml", "epilogues.yaml") for o in load_config(CONFIGS / c).ops}
-FAKE_DEVICE = dispatch.DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)
+FAKE_DEVICE = FAKE_H100
 
 
 class FakeBound:
@@ -321,27 +321,6 @@ class FakeBound:
 
     def last_error(self):
         return self.error
-
-
-class FakePlatform(CudaPlatform):
-    """CPU tensors accepted, launched as if on cuda:0 (stream 0) of a modelled H100."""
-
-    accepts_cpu = True
-
-    def current_device(self):
-        return 0
-
-    def device_index(self, device):
-        return 0
-
-    def stream(self, index):
-        return 0
-
-    def device_info(self, index):
-        return FAKE_DEVICE
-
-    def device_key(self, index):
-        return "fake-device"
 
 
 def make_op(name, launches=None, platform=None, **bound_kwargs):

@@ -57,17 +57,12 @@ def test_runtime_runs_an_op_without_torch():
         import numpy as np
         import cutlass_splitk
         from cutlass_splitk.config import load_config
-        from cutlass_splitk.runtime import dispatch, dlpack
+        from cutlass_splitk.runtime import dlpack
         from cks_fakedevices import FakeArray, FakeDevices, f16
         import fakelib
 
-        class Platform:
-            accepts_cpu = False
-            devices = FakeDevices()
-            def current_device(self): return 0
-            def device_info(self, index):
-                return dispatch.DeviceInfo("fake H100", 132, 3.0e12, 2.95e12)
-            def device_key(self, index): return "fake"
+        def Platform():
+            return fakelib.FakePlatform(accepts_cpu=False, devices=FakeDevices())
 
         spec = next(o for o in load_config(Path("configs/default.yaml")).ops if o.name == "linear_bias_gelu_f16")
         op = fakelib.fake_op(spec, fakelib.build_fake(spec, Path(tempfile.mkdtemp())), Platform())
@@ -92,16 +87,12 @@ def test_load_a_built_library_without_torch(tiny_build):
     out = run_without_torch(f"""
         import numpy as np
         import cutlass_splitk
-        from cutlass_splitk.runtime import KernelError, dispatch
+        from cutlass_splitk.runtime import KernelError
         from cks_fakedevices import FakeArray, FakeDevices, f16
+        import fakelib
 
-        class Platform:
-            accepts_cpu = False
-            devices = FakeDevices()
-            def current_device(self): return 0
-            def device_info(self, index):
-                return dispatch.DeviceInfo("fake H100", 132, 3.0e12, 2.95e12)
-            def device_key(self, index): return "fake"
+        def Platform():
+            return fakelib.FakePlatform(accepts_cpu=False, devices=FakeDevices())
 
         lib = cutlass_splitk.load({str(tiny_build.out)!r}, platform=Platform())
         op = lib.tiny_f16
