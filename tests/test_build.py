@@ -267,6 +267,22 @@ def test_library_exports_only_the_c_entry_points(tiny_build):
 
 
 @pytest.mark.nvcc
+def test_groups_sharing_a_unit_compile_and_export_every_entry_point(tmp_path):
+    """Two sm80 groups in one translation unit (each in its own namespace): the real nvcc
+    compiles it, and the library exports both groups' entry points, which the runtime binds."""
+    from cutlass_splitk.runtime import abi
+
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML.replace("stages: [3]", "stages: [3, 4]"), "two.yaml")
+    (op,) = parse_config(config.read_text(), str(config)).ops
+    assert len({v.group for v in op.variants}) == 2
+    result = build(config, out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", jobs=2, progress=False)
+    assert result.compiled == 2 and sorted(result.unit_seconds) == ["tiny_f16/library.cu", "tiny_f16/sm80.cu"]
+    so = result.libraries["tiny_f16"]
+    bound = abi.bind(so, [v.name for v in op.variants])
+    assert sorted(bound.run) == sorted(v.name for v in op.variants) and len(bound.run) == 4
+
+
+@pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("ldd") is None, reason="ldd is not installed")
 def test_library_links_the_cuda_runtime_statically_and_not_torch(tiny_build):
     out = subprocess.run(["ldd", str(tiny_build.out / "libtiny_f16.so")], capture_output=True, text=True,
