@@ -29,6 +29,26 @@ ops:
         parallel: [2, 4]
 """
 
+def fake_nvcc(before: str = "") -> str:
+    """A stand-in nvcc script: answers --version, finds -c SRC and -o OUT (``$src``, ``$out``;
+    ``$here`` is its directory), runs ``before`` (shell: log, fail, sleep...), then "compiles" by
+    copying the source and "links" by concatenating the objects."""
+    return ("#!/bin/sh\n"
+            'if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 12.4, V12.4.131"; exit 0; fi\n'
+            'here=$(dirname "$0")\n'
+            'out=""; src=""; prev=""\n'
+            'for a in "$@"; do\n'
+            '  [ "$prev" = "-o" ] && out="$a"\n'
+            '  [ "$prev" = "-c" ] && src="$a"\n'
+            '  prev="$a"\n'
+            "done\n"
+            + before +
+            'if [ -n "$src" ]; then cp "$src" "$out"; exit 0; fi\n'
+            ': > "$out"\n'
+            'for a in "$@"; do case "$a" in *.o) cat "$a" >> "$out";; esac; done\n'
+            "exit 0\n")
+
+
 MINIMAL_GROUP = "t64x64x64_w32x32x64_i16x8x16_s3_a8_z1"
 MINIMAL_UNIT = "sm80"  # the translation unit holding the op's sm80 groups
 MINIMAL_VARIANTS = (

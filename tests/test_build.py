@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cks_testutil import MINIMAL_OP_YAML, MINIMAL_UNIT, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
+from cks_testutil import MINIMAL_OP_YAML, fake_nvcc, MINIMAL_UNIT, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
 from cutlass_splitk import artifact, codegen
 from cutlass_splitk.build import build
 from cutlass_splitk.config import ConfigError, parse_config
@@ -156,21 +156,8 @@ def test_unknown_op_before_anything_is_written(tmp_path):
     assert not out.exists() and not cache.exists()
 
 
-FAKE_NVCC = """\
-#!/bin/sh
-# A stand-in for nvcc: "compiles" by copying the source, "links" by concatenating objects.
-if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 12.4, V12.4.131"; exit 0; fi
-echo "$*" >> "$(dirname "$0")/calls.log"
-out=""; src=""; prev=""
-for a in "$@"; do
-  [ "$prev" = "-o" ] && out="$a"
-  [ "$prev" = "-c" ] && src="$a"
-  prev="$a"
-done
-if [ -n "$src" ]; then cp "$src" "$out"; exit 0; fi
-: > "$out"
-for a in "$@"; do case "$a" in *.o) cat "$a" >> "$out";; esac; done
-"""
+# A stand-in for nvcc that logs its arguments ("compiles" by copying, "links" by concatenating).
+FAKE_NVCC = fake_nvcc('echo "$*" >> "$here/calls.log"\n')
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_UNIT, write_yaml
+from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_UNIT, fake_nvcc, write_yaml
 from cutlass_splitk import buildenv, codegen, cudakit, toolchain
 from cutlass_splitk.build import COMPILE_COMMANDS, build
 from cutlass_splitk.buildenv import BuildError, Settings, default_jobs, gencode_flags, parse_arch_list
@@ -25,20 +25,7 @@ FAKE_CUTLASS = Cutlass(Path("/opt/cutlass/include"), Path("/opt/cutlass/tools/ut
 
 # A stand-in nvcc: logs each call (with the directory it ran in), "compiles" by copying the
 # source, "links" by concatenating the objects.
-FAKE_NVCC = """\
-#!/bin/sh
-if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 12.4, V12.4.131"; exit 0; fi
-echo "$(pwd) $*" >> "$(dirname "$0")/calls.log"
-out=""; src=""; prev=""
-for a in "$@"; do
-  [ "$prev" = "-o" ] && out="$a"
-  [ "$prev" = "-c" ] && src="$a"
-  prev="$a"
-done
-if [ -n "$src" ]; then cp "$src" "$out"; exit 0; fi
-: > "$out"
-for a in "$@"; do case "$a" in *.o) cat "$a" >> "$out";; esac; done
-"""
+FAKE_NVCC = fake_nvcc('echo "$(pwd) $*" >> "$here/calls.log"\n')
 
 
 def script(path: Path, text: str) -> Path:
@@ -323,9 +310,8 @@ def test_compile_commands_json(tmp_path, fake):
 
 
 def test_slowest_units_and_progress(tmp_path, fake, capsys, monkeypatch):
-    slow = script(tmp_path / "cuda" / "bin" / "nvcc", FAKE_NVCC.replace(
-        "if [ -n \"$src\" ]; then cp", "case \"$src\" in *library.cu) ;; ?*) sleep 0.3;; esac\n"
-                                       "if [ -n \"$src\" ]; then cp"))
+    slow = script(tmp_path / "cuda" / "bin" / "nvcc", fake_nvcc(
+        'echo "$(pwd) $*" >> "$here/calls.log"\ncase "$src" in *library.cu) ;; ?*) sleep 0.3;; esac\n'))
     monkeypatch.setattr(toolchain, "locate_nvcc", lambda env: Nvcc(slow, "PATH"))
     monkeypatch.setattr(toolchain, "find_cutlass", lambda env: FAKE_CUTLASS)
     config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")

@@ -30,7 +30,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cks_testutil import MINIMAL_OP_YAML, ROOT, write_yaml
+from cks_testutil import MINIMAL_OP_YAML, ROOT, fake_nvcc, write_yaml
 from cutlass_splitk.artifact import MANIFEST
 from cutlass_splitk.build import build
 from cutlass_splitk.cudakit import Nvcc
@@ -48,25 +48,9 @@ TWO_OPS_YAML = MINIMAL_OP_YAML + MINIMAL_OP_YAML.split("\n", 1)[1].replace("tiny
 
 # --- stand-in compilers ------------------------------------------------------------------------------
 
-_PRELUDE = """\
-#!/bin/sh
-if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 12.4, V12.4.131"; exit 0; fi
-here=$(dirname "$0")
-out=""; src=""; prev=""
-for a in "$@"; do
-  [ "$prev" = "-o" ] && out="$a"
-  [ "$prev" = "-c" ] && src="$a"
-  prev="$a"
-done
-if [ -n "$src" ]; then kind="compile $src"; else kind="link"; fi
-( flock 9; echo "$kind $out" >> "$here/calls.log" ) 9>>"$here/calls.lock"
-"""
-_WORKING = """\
-if [ -n "$src" ]; then cp "$src" "$out"; exit 0; fi
-: > "$out"
-for a in "$@"; do case "$a" in *.o) cat "$a" >> "$out";; esac; done
-exit 0
-"""
+# Every call logged (under a lock: builds run compiles in parallel) as "compile SRC OUT" or "link OUT".
+_LOG = ('if [ -n "$src" ]; then kind="compile $src"; else kind="link"; fi\n'
+        '( flock 9; echo "$kind $out" >> "$here/calls.log" ) 9>>"$here/calls.lock"\n')
 
 needs_flock = pytest.mark.skipif(shutil.which("flock") is None, reason="flock (util-linux) is not installed")
 
@@ -76,7 +60,7 @@ def make_nvcc(directory: Path, body: str = "") -> Toolchain:
     compile/link. Rewriting the same path keeps the cache keys (they include the nvcc path)."""
     directory.mkdir(parents=True, exist_ok=True)
     nvcc = directory / "nvcc"
-    nvcc.write_text(_PRELUDE + body + _WORKING)
+    nvcc.write_text(fake_nvcc(_LOG + body))
     nvcc.chmod(0o755)
     return Toolchain(nvcc, FAKE_CUTLASS)
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cks_testutil import ROOT
+from cks_testutil import ROOT, fake_nvcc
 from cutlass_splitk.config import parse_config
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -145,22 +145,9 @@ def test_runner_catches_injected_faults(runner, bug, kind):
 
 # --- the driver (fake nvcc: no CUDA compile) --------------------------------------------------------
 
-FAKE_NVCC = """\
-#!/bin/sh
 # compiles by copying; fails on the unit of op fz001_sm90 (a stand-in for a config that does not build)
-if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 12.4, V12.4.131"; exit 0; fi
-out=""; src=""; prev=""
-for a in "$@"; do
-  [ "$prev" = "-o" ] && out="$a"
-  [ "$prev" = "-c" ] && src="$a"
-  prev="$a"
-done
-if [ -n "$src" ]; then
-  case "$src" in *fz001_sm90/sm90*) echo "$src(1): error: something CUTLASS did not like" >&2; exit 2;; esac
-  cp "$src" "$out"; exit 0
-fi
-: > "$out"
-"""
+FAKE_NVCC = fake_nvcc('case "$src" in *fz001_sm90/sm90*) echo "$src(1): error: something CUTLASS did not like" >&2; '
+                      'exit 2;; esac\n')
 
 
 def _fake_toolchain(tmp_path, monkeypatch):
