@@ -60,14 +60,9 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
         device = va.device
         saved.append(devices.enter(device))
         vb = read("b", b, 2)
-        m, k = va.shape
-        if vb.shape[0] != k:
-            raise ValueError(f"{op.name}: a is ({m}, {k}) but b is {vb.shape}: b must be (K={k}, N)")
-        n = vb.shape[1]
-        if beta != 0.0 and c is None:
-            raise ValueError(f"{op.name}: beta={beta} needs c")
+        m, n, k = operands.problem(op.name, va.shape, vb.shape, beta, c is not None)
         vc = read("c", c, 2, (m, n)) if c is not None else None
-        vbias = read("bias", bias, 1, (n if ep.bias is BiasMode.PER_COL else m,)) if bias is not None else None
+        vbias = read("bias", bias, 1, (operands.bias_length(ep.bias, m, n),)) if bias is not None else None
         ve = read("e", e, 2, (m, n)) if e is not None else None
         out_shape = op.out_shape(m, n, view)
         if out is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from ..spec import BiasMode, Layout, OpSpec, Permute
 from .errors import PaddingWarning
@@ -77,6 +77,22 @@ def col_major_ld(t: Array) -> Optional[int]:
 
 
 # --- checks ------------------------------------------------------------------------------------
+
+
+def problem(op: str, a_shape: Sequence[int], b_shape: Sequence[int], beta: float, has_c: bool) -> Tuple[int, int, int]:
+    """(M, N, K) of ``a @ b`` from the operands' 2-D shapes, checked: b's rows are a's columns,
+    and a nonzero beta comes with c."""
+    m, k = a_shape
+    if b_shape[0] != k:
+        raise ValueError(f"{op}: a is ({m}, {k}) but b is {tuple(b_shape)}: b must be (K={k}, N)")
+    if beta != 0.0 and not has_c:
+        raise ValueError(f"{op}: beta={beta} needs c")
+    return m, b_shape[1], k
+
+
+def bias_length(bias: BiasMode, m: int, n: int) -> int:
+    """The length of the bias vector: one per output column or per row."""
+    return n if bias is BiasMode.PER_COL else m
 
 
 def out_shape(op: str, permute: Permute, m: int, n: int, view: Any) -> Tuple[int, ...]:

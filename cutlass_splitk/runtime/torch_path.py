@@ -56,16 +56,11 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
     check("a", a, 2, None)
     device = a.device
     check("b", b, 2, device)
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise ValueError(f"{op.name}: a is ({m}, {k}) but b is {tuple(b.shape)}: b must be (K={k}, N)")
-    n = b.shape[1]
-    if beta != 0.0 and c is None:
-        raise ValueError(f"{op.name}: beta={beta} needs c")
+    m, n, k = operands.problem(op.name, a.shape, b.shape, beta, c is not None)
     if c is not None:
         check("c", c, 2, device, (m, n))
     if bias is not None:
-        check("bias", bias, 1, device, (n if ep.bias is BiasMode.PER_COL else m,))
+        check("bias", bias, 1, device, (operands.bias_length(ep.bias, m, n),))
     if e is not None:
         check("e", e, 2, device, (m, n))
     out_shape = op.out_shape(m, n, view)
