@@ -133,6 +133,8 @@ def gpu(directory: str) -> int:
     shapes = [(m, 4096, 4096) for m in range(17, 47)]
     first = first_calls(op, make, sync, shapes)
     report("first call of a new shape (M = 17..46)", first, "planning + launch, no autotuning")
+    _plan_misses(op, a, wt, sync)
+    _profile_first_calls(op, make, sync, [(m, 4096, 4096) for m in range(77, 107)])
     bias_op = lib.linear_bias_gelu_f16
     bias = torch.randn(N, device="cuda", dtype=torch.half)
     report("ours: linear_bias_gelu_f16(a, w.t(), bias=)", per_call(lambda: bias_op(a, wt, bias=bias), sync))
@@ -144,6 +146,43 @@ def gpu(directory: str) -> int:
           f"{'PASS' if ok else 'FAIL'} (budget: <= 10 us and <= 0.6x; first call < 100 us)")
     RESULTS.update(ratio=round(ratio, 3), budget_pass=ok, device=torch.cuda.get_device_name())
     return 0 if ok else 1
+
+
+def _plan_misses(op, a, wt, sync, outputs=300) -> None:
+    """The bare C entry point when every call has a new output address (more addresses than the
+    library's plan cache holds): what a call costs when its launch plan must be built."""
+    op(a, wt)
+    prep = next(iter(op.prepared.values()))
+    stream = op.platform.stream(prep.device_index)
+    outs = [torch.empty(M, N, device=a.device, dtype=torch.half) for _ in range(outputs)]
+    blocks = [bare_args(op, prep, a, wt, out, stream) for out in outs]
+    run = op.bound.run[prep.variant]
+    state = {"i": 0}
+
+    def call():
+        state["i"] = (state["i"] + 1) % outputs
+        return run(blocks[state["i"]], stream)
+
+    assert call() == 0, op.bound.last_error()
+    report("  bare C run, a new output address every call", per_call(call, sync),
+           f"{prep.variant} split {prep.split} (plan built every call)")
+
+
+def _profile_first_calls(op, make, sync, shapes) -> None:
+    """Where a first call's host time goes (cProfile over first calls of new shapes)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    for m, n, k in shapes:
+        a, b = make(m, n, k)
+        sync()
+        profile.enable()
+        op(a, b)
+        profile.disable()
+        sync()
+    print(f"  profile of {len(shapes)} first calls (cumulative, top 25):")
+    pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(25)
 
 
 def _arrays(lib, a, w, sync) -> None:
@@ -182,6 +221,10 @@ def fake() -> int:
         first = first_calls(op, lambda m, n, k: (torch.randn(m, k, dtype=torch.half),
                                                  torch.randn(n, k, dtype=torch.half).t()), lambda: None, shapes)
         report("first call of a new shape (M = 17..46)", first, "planning + fake launch")
+        _plan_misses(op, a, wt, lambda: None)
+        _profile_first_calls(op, lambda m, n, k: (torch.randn(m, k, dtype=torch.half),
+                                                  torch.randn(n, k, dtype=torch.half).t()), lambda: None,
+                             [(m, 4096, 4096) for m in range(77, 107)])
         print(f"  ({calls(op)} calls reached the fake library)")
     return 0
 

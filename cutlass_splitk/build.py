@@ -165,6 +165,12 @@ def build(
             seconds.append(run(toolchain.compile_invocation(Path(unit.relpath), tmp, unit.targets, unit.backend),
                                f"nvcc failed on {unit.relpath}", hint, cwd=stage))
             shutil.rmtree(stage, ignore_errors=True)
+            # nvcc read the headers from the template directories themselves: an object compiled
+            # while one of them changed is not what its key says, and must not enter the cache.
+            if toolchain.templates_digest(unit.backend) != digests[unit.backend]:
+                raise BuildError(f"the template files changed while {unit.relpath} compiled", [], "",
+                                 "Run the build again once the edits are done; nothing compiled "
+                                 "against the changing files was kept.")
             with counter_lock:
                 result.compiled += 1
                 result.unit_seconds[unit.relpath] = seconds[0]

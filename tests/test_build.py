@@ -419,6 +419,35 @@ def test_editing_any_template_file_recompiles_what_includes_it(tmp_path, fake_to
     assert len(_compiles(tc)) == 2 + 1 + 1 + 2
 
 
+def test_a_template_edited_while_a_unit_compiles_fails_the_build_and_caches_nothing(tmp_path):
+    """nvcc reads the headers from the template directories while it runs: an object compiled
+    across an edit matches neither version's key, so it must not enter the cache (found in
+    session 6: templates edited during a long build)."""
+    shared, sm80 = tmp_path / "templates", tmp_path / "sm80"
+    shutil.copytree(TEMPLATES, shared)
+    shutil.copytree(SM80_TEMPLATES, sm80)
+    header = sm80 / "cks_sm80.cuh"
+    nvcc = tmp_path / "fakecuda" / "nvcc"
+    nvcc.parent.mkdir()
+    # the first compile of the group unit edits a header, as an editor would mid-build
+    nvcc.write_text(fake_nvcc(f'case "$src" in *{MINIMAL_UNIT}.cu) if [ ! -e "$here/edited" ]; then '
+                              f'echo "// edited" >> {header}; : > "$here/edited"; fi;; esac\n'))
+    nvcc.chmod(0o755)
+    tc = Toolchain(nvcc, FAKE_CUTLASS, template_dirs={"": shared, "sm80": sm80})
+    config = write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
+    kw = dict(out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", jobs=1, progress=False, toolchain=tc)
+    with pytest.raises(BuildError) as err:
+        build(config, **kw)
+    assert err.value.what == f"the template files changed while tiny_f16/{MINIMAL_UNIT}.cu compiled"
+    assert err.value.hint == ("Run the build again once the edits are done; nothing compiled against the "
+                              "changing files was kept.")
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    kept = [p.name for p in (tmp_path / "cache").rglob("*.o")]
+    assert len(kept) <= 1  # at most library.cu's object (it does not include sm80/)
+    result = build(config, **kw)  # the edit is done: the build goes through
+    assert result.compiled == 2 - len(kept) and (tmp_path / "out" / "manifest.json").is_file()
+
+
 def test_a_relative_cache_directory_works(tmp_path, monkeypatch, fake_toolchain):
     """nvcc compiles in a staging directory: a relative --cache (or $CUTLASS_SPLITK_CACHE) must
     still name the directory relative to where the build was started (found by the GPU fuzz

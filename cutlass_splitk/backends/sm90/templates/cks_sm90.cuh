@@ -2,15 +2,19 @@
 // group unit includes. Logic lives in these headers and the shared ones
 // (cutlass_splitk/templates):
 //
+//   sm90_driver.cuh                 cuTensorMapEncodeTiled resolved once (first: before CUTLASS)
 //   cks_error.cuh, cks_host.cuh     error boundary, ABI check, device, PDL setting   shared
 //   cks_epilogue.cuh                FusedEpilogue: act, E_op, bias, permute          shared
 //   cks_reduction.cuh               parallel split-K's reduction kernel + launch    shared
+//   cks_plan_cache.cuh              launch plans remembered per entry point          shared
 //   sm90_config.cuh                 GemmConfig, VariantConfig, the main loop
 //   sm90_launch.cuh                 SM count, checks, kernel launch with clusters
 //   sm90_epilogue.cuh               FusedWarpEpilogue (serial, stream-K)
 //   sm90_partial.cuh                PartialGemm (declared; its own unit defines it)
 //   sm90_gemm.cuh                   SplitKGemm (serial, stream-K), ParallelGemm
 #pragma once
+
+#include "sm90_driver.cuh"
 
 #include "cks_abi.h"
 #include "cks_error.cuh"

@@ -11,6 +11,9 @@
 //     partials of K slices, then the shared reduction kernel sums them in order and applies
 //     the whole epilogue, including the permuted store (launched with PDL).
 //
+// Host time: run() and the partial GEMM's launch remember the plan of each argument block
+// (cks_plan_cache.cuh): a repeated call skips the checks and the TMA descriptor encoding.
+//
 // Only the cooperative kernel takes the stream-K scheduler: a ping-pong variant runs serial
 // split 1 (persistent data-parallel scheduler) and parallel split-K.
 #pragma once
@@ -27,6 +30,7 @@
 #include "cks_epilogue.cuh"
 #include "cks_error.cuh"
 #include "cks_host.cuh"
+#include "cks_plan_cache.cuh"
 #include "cks_reduction.cuh"
 #include "sm90_config.cuh"
 #include "sm90_epilogue.cuh"
@@ -72,13 +76,21 @@ struct SplitKGemm {
     return args;
   }
 
-  static int query(CksArgs const& a, CksQuery& q) {
+  // What a launch needs: the arguments (initialize_workspace reads them every launch) and the
+  // kernel's parameters with their TMA descriptors.
+  struct Plan {
+    typename Kernel::Arguments args;
+    typename Kernel::Params params;
+  };
+
+  // Checks the problem and fills q and args (everything but the kernel's parameters).
+  static int plan(CksArgs const& a, CksQuery& q, typename Kernel::Arguments& args) {
     typename FusedEpilogue<Cfg>::Params epi;
     if (int s = prepare<Cfg>(a, epi)) return s;
     if (!Gemm::kCooperative && (kStreamK || a.split_k > 1))
       return fail(CKS_ERROR_INVALID_PROBLEM, "ping-pong variants run split 1 only (no in-kernel split-K)");
     if (kStreamK && a.split_k != 1) return fail(CKS_ERROR_INVALID_PROBLEM, "stream-K takes no split factor (split 1)");
-    auto args = arguments(a, epi);
+    args = arguments(a, epi);
     if (!Kernel::can_implement(args))
       return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this problem (can_implement)");
     q.tiles_m = tiles(a.m, Cfg::kTileRows);
@@ -90,20 +102,29 @@ struct SplitKGemm {
     return CKS_OK;
   }
 
+  static int query(CksArgs const& a, CksQuery& q) {
+    typename Kernel::Arguments args;
+    return plan(a, q, args);
+  }
+
   static int run(CksArgs const& a, cudaStream_t stream) {
-    CksQuery q{};
-    if (int s = query(a, q)) return s;
-    if (int s = select_device(a)) return s;
-    if (q.partial_bytes > a.partial_bytes || (q.partial_bytes && !a.partials))
-      return fail(CKS_ERROR_WORKSPACE, "sm90 split-K needs " + std::to_string(q.partial_bytes) +
-                                           " bytes of workspace");
-    typename FusedEpilogue<Cfg>::Params epi;
-    FusedEpilogue<Cfg>::init_host(epi, a);
-    auto args = arguments(a, epi);
-    if (int s = status(Kernel::initialize_workspace(args, a.partials, stream), "sm90 workspace initialization"))
+    static auto& plans = *new PlanCache<CksArgs, Plan>();  // never destroyed: no exit-order hazard
+    Plan p;
+    if (!plans.find(a, p)) {
+      CksQuery q{};
+      if (int s = plan(a, q, p.args)) return s;
+      if (q.partial_bytes > a.partial_bytes || (q.partial_bytes && !a.partials))
+        return fail(CKS_ERROR_WORKSPACE, "sm90 split-K needs " + std::to_string(q.partial_bytes) +
+                                             " bytes of workspace");
+      if (int s = select_device(a)) return s;
+      p.params = Kernel::to_underlying_arguments(p.args, a.partials);
+      plans.insert(a, p);
+    } else if (int s = select_device(a)) {
       return s;
-    typename Kernel::Params params = Kernel::to_underlying_arguments(args, a.partials);
-    return launch<Kernel>(params, stream, "sm90 split-K GEMM launch");
+    }
+    if (int s = status(Kernel::initialize_workspace(p.args, a.partials, stream), "sm90 workspace initialization"))
+      return s;
+    return launch<Kernel>(p.params, stream, "sm90 split-K GEMM launch");
   }
 };
 

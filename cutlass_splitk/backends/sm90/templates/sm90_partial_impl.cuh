@@ -2,11 +2,16 @@
 // partial GEMM's own translation unit only; see sm90_partial.cuh).
 #pragma once
 
+#include "sm90_driver.cuh"
+
+#include <cstring>
+
 #include "cute/tensor.hpp"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass/gemm/kernel/tile_scheduler.hpp"
 
+#include "cks_plan_cache.cuh"
 #include "sm90_config.cuh"
 #include "sm90_launch.cuh"
 #include "sm90_partial.cuh"
@@ -27,11 +32,29 @@ struct PartialKernel {
       Epilogue>;
 };
 
+// What names a partial launch: the call's argument block and the slice range (the first
+// launch covers `batches` full slices from column 0, a second one the remainder).
+struct PartialKey {
+  CksArgs args;
+  int32_t k_offset, k, batches, reserved;
+  float* partials;
+};
+
 template <class Gemm>
 int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches, float* partials,
                               cudaStream_t stream) {
   using Kernel = typename PartialKernel<Gemm>::Kernel;
   using Element = typename Gemm::Element;
+  static auto& plans = *new PlanCache<PartialKey, typename Kernel::Params>();  // never destroyed
+  PartialKey key;
+  std::memset(&key, 0, sizeof(key));  // the key is compared as bytes, padding included
+  key.args = a;
+  key.k_offset = k_offset;
+  key.k = k;
+  key.batches = batches;
+  key.partials = partials;
+  typename Kernel::Params params;
+  if (plans.find(key, params)) return sm90::launch<Kernel>(params, stream, "sm90 partial GEMM launch");
   int64_t const ld = partial_ld(a.n);
   typename Kernel::Arguments args;
   args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
@@ -58,7 +81,8 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
   args.hw_info = hardware(a.device);
   if (Kernel::can_implement(args) == false)
     return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this partial GEMM (can_implement)");
-  typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+  params = Kernel::to_underlying_arguments(args, nullptr);
+  plans.insert(key, params);
   return sm90::launch<Kernel>(params, stream, "sm90 partial GEMM launch");
 }
 
