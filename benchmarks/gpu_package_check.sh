@@ -4,8 +4,12 @@
 # against torch. Expected on an H100: tiny-kernels and tiny-kernels-ptx80 (PTX JIT) match torch
 # in every mode and split; tiny-kernels-sm80 fails with "no kernel image". Prints "GPU PACKAGE
 # CHECK OK" last.
+# When the wheel directory also holds default-kernels (build/default packaged: DEFAULT_BUILD in
+# make_gpu_check_wheels.sh), the GPU op tests (tests/gpu/test_gpu_ops.py, test_gpu_hostile.py)
+# then run against that installed package and the installed runtime, from outside the checkout.
 # Usage: bash benchmarks/gpu_package_check.sh [WHEEL_DIR (default: gpu-check)]
 set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WHEELS=$(cd "${1:-gpu-check}" && pwd)
 T=$(mktemp -d)
 if python3 -m pip --version >/dev/null 2>&1; then
@@ -62,4 +66,13 @@ PY
 for name in tiny-kernels tiny-kernels-ptx80 tiny-kernels-sm80; do
   python3 check.py "$name"
 done
+if [ -d "$T/site/default_kernels" ]; then
+  # The op tests read <build root>/default: point it at the installed package's directory.
+  mkdir -p "$T/root" && ln -s "$T/site/default_kernels" "$T/root/default"
+  cp -r "$ROOT/tests/gpu" "$T/gpu_tests"
+  python3 -c 'import os, cutlass_splitk; assert cutlass_splitk.__file__.startswith(os.environ["PYTHONPATH"]); print("op tests use", cutlass_splitk.__file__)'
+  CUTLASS_SPLITK_BUILD_ROOT="$T/root" python3 -m pytest -m gpu -q -p no:cacheprovider -W ignore::pytest.PytestUnknownMarkWarning \
+      "$T/gpu_tests/test_gpu_ops.py" "$T/gpu_tests/test_gpu_hostile.py" 2>&1 | tail -3
+  [ "${PIPESTATUS[0]}" = 0 ] || { echo "op tests against the installed default-kernels FAILED"; exit 1; }
+fi
 echo "GPU PACKAGE CHECK OK"

@@ -7,6 +7,8 @@
 #                       H100 runs it through the driver's PTX JIT, as sm_100/sm_120 would)
 #   tiny-kernels-sm80   CUTLASS_SPLITK_CUDA_ARCH_LIST=8.0 (sm_80 cubin only: must fail on an
 #                       H100 with "no kernel image", which is why PTX is embedded by default)
+# With DEFAULT_BUILD set (e.g. DEFAULT_BUILD=build/default, already built), that directory is
+# packaged too, as default-kernels, for the GPU op tests against an installed package.
 # Usage: bash benchmarks/make_gpu_check_wheels.sh [OUT_DIR (default: gpu-check)]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,5 +42,8 @@ for spec in "tiny-kernels:" "tiny-kernels-ptx80:8.0+PTX" "tiny-kernels-sm80:8.0"
   grep -o -- '-gencode=[^"]*' "$WORK/$name/compile_commands.json" | sort -u | sed "s/^/  $name: /"
   cks package "$WORK/$name" --name "$name" --version 0.1.0 -o "$OUT"
 done
+if [ -n "${DEFAULT_BUILD:-}" ]; then
+  cks package "$DEFAULT_BUILD" --name default-kernels --version 0.1.0 -o "$OUT"
+fi
 rm -rf "$WORK"
 ls -l "$OUT"

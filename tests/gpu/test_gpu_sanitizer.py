@@ -3,6 +3,7 @@ variants at odd sizes (benchmarks/sanitize_serial.py: two launches per problem, 
 second reuses the semaphores the first left), results checked against float64."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,23 @@ def test_sanitizer_clean(tool):
         capture_output=True, text=True, timeout=600, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-4000:]
     assert f"{problems} problems, 0 failures" in out, out[-2000:]
-    assert SUMMARY[tool] in out, out[-2000:]
+    probes = bindings_probes(out)
+    if tool == "memcheck" and probes:
+        # memcheck also reports failed CUDA API calls: cuda.bindings (cuda.core's device
+        # properties) probes the driver's entry points with cuGetProcAddress and some of them
+        # fail by design. Those, and nothing else, are allowed.
+        total = int(re.search(r"ERROR SUMMARY: (\d+) errors?", out).group(1))
+        assert total == probes and proc.returncode == 99, out[-4000:]
+    else:
+        assert proc.returncode == 0, out[-4000:]
+        assert SUMMARY[tool] in out, out[-2000:]
+
+
+def bindings_probes(out: str) -> int:
+    """The reported errors that are failed cuGetProcAddress calls made from cuda.bindings'
+    driver module (cydriver), with no frame in one of our libraries (lib<op>.so)."""
+    ours = re.compile(r"Host Frame:.* in lib(?!c\.so)[\w+-]+\.so")
+    return sum(1 for block in out.split("\n========= \n")
+               if "on CUDA API call to cuGetProcAddress" in block and "cydriver" in block
+               and not ours.search(block))
