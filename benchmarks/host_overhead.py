@@ -146,6 +146,8 @@ def gpu(directory: str) -> int:
     report("ours: op(a, w.t()) with w.t() per call", per_call(lambda: op(a, w.t()), sync))
     report("torch.matmul(a, w.t()) with w.t() per call", per_call(lambda: torch.matmul(a, w.t()), sync))
     ours = per_call(lambda: op(a, wt), sync)  # again, after matmul warmed everything
+    report("ours: op(a, w.t(), split_k=1, mode='serial') repeated (one launch)",
+           per_call(lambda: op(a, wt, split_k=1, mode="serial"), sync))
     report("ours: op(a, w.t()) repeated, second run", ours)
 
     def make(m, n, k):
