@@ -87,6 +87,7 @@ GRIDS = {
         "SM90_FLOPS_PER_SM": [4.5e12, 5.3e12, 6.0e12],
         "SM90_BW_FRACTION": [0.7, 0.8, 0.9],
         "SM90_SM_BYTES_PER_S": [30e9, 45e9, 60e9],
+        "SM90_K_DEPTH_EXPONENT": [0.0, 0.5, 1.0],
         "SM90_L2_FACTOR": [2.0, 3.0, 4.0],
         "SM90_WAVE_OVERHEAD_US": [0.5, 1.5, 3.0],
         "SM90_EFF_EXPONENT": [0.0, 0.1, 0.2],

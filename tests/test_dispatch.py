@@ -216,7 +216,7 @@ def _documented_prediction_sm90(v, m, n, k, split, dev):
         parts, k_len = 1, k
     units = tiles * parts
     cm, cn = v.params.cluster
-    streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S
+    streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (tk / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
     bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
     t_mem = max(2.0 * (m * k + k * n) / bw,
                 units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth)) * 1e6

@@ -31,7 +31,10 @@ and their own decompositions: parallel = K slices of ``round_up(ceil(K / split),
 (a remainder slice is one more launch) + the reduction; serial = ``split`` partitions per tile
 meeting in an f32 workspace in K order (a chain of ``parts - 1`` fix-ups, one memset launch);
 stream_k = every K iteration spread evenly over the SMs + one fix-up; the in-kernel modes'
-epilogue is not overlapped with the main loop. A variant is a candidate only where it runs:
+epilogue is not overlapped with the main loop. What one CTA's TMA pipeline streams from DRAM
+scales with the depth of its K tile (``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT``:
+a stage of a 128-deep tile moves twice the bytes per round trip), so few work units of a deep
+tile fill DRAM sooner. A variant is a candidate only where it runs:
 sm90 variants (sm_90a cubins) on compute capability 9.0, sm80 variants where one of their
 cubins does (same major version, minor at least the target's).
 
@@ -40,7 +43,7 @@ The sm80 constants were refitted on an H100 sweep of every (variant, split) of t
 is within 5 % of the best candidate on every suite shape. The sm90 constants were fitted on
 sweeps of the shipped sm90 grid (``--backend sm90`` over ``benchmarks/sweep_default_*_h100.json``:
 the bench suite in f16 and bf16 and twelve other skinny shapes): the pick is within 10 % of
-the best candidate on 27 of those 28 shapes, 13 % on the last (BENCHMARKS.md).
+the best candidate on all 28 of those shapes (worst 1.098, mean 1.020; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ SM90_FLOPS_PER_SM = 4.05e12  # wgmma f16/bf16, f32 accumulation, as a 128x128 ti
 SM90_EFF_EXPONENT = 0.44  # smaller tiles: (tile area / 128^2) ** exponent of that rate
 SM90_BW_FRACTION = 1.0  # share of DRAM bandwidth the TMA main loop streams at (the fit found the full copy rate)
 SM90_SM_BYTES_PER_S = 23.3e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
+SM90_K_DEPTH_EXPONENT = 1.0  # ... times (tk / 64) ** this: deeper K tiles move more bytes per stage
 SM90_L2_FACTOR = 5.4
 SM90_WAVE_OVERHEAD_US = 2.7  # per work unit a CTA takes: pipeline fill
 SM90_FIXUP_LATENCY_US = 1.8
@@ -180,6 +184,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
     unique_bytes = 2.0 * (m * k + k * n)
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
+    cta_stream = SM90_SM_BYTES_PER_S * (tk / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw = SM90_L2_FACTOR * bw
     flops_per_k = 2.0 * tm * tn
     epilogue = -(-tiles // sms) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
@@ -204,7 +209,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             k_len = -(-k // parts)
         units = tiles * parts
         # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
-        fraction = min(SM90_BW_FRACTION, min(units, sms) * SM90_SM_BYTES_PER_S / bw)
+        fraction = min(SM90_BW_FRACTION, min(units, sms) * cta_stream / bw)
         t_mem = max(unique_bytes / (fraction * bw), units * cta_bytes_per_k * k_len / l2_bw) * 1e6
         if stream_k:
             waves = 1
