@@ -94,6 +94,7 @@ GRIDS = {
         "SM90_FIXUP_US_PER_ELEMENT": [1.0 / 16384, 3.0 / 16384, 6.0 / 16384],
         "SM90_EPILOGUE_US_PER_ELEMENT": [0.5 / 16384, 2.0 / 16384, 4.0 / 16384],
         "SM90_STREAMK_US": [2.0, 6.0, 12.0],
+        "SM90_STREAMK_FRACTION": [0.05, 0.1, 0.15],
         "SM90_MEMSET_US": [1.0, 2.0, 4.0],
         "SM90_FIXUP_LATENCY_US": [0.5, 1.0, 2.0],
     },

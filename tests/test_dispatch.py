@@ -230,7 +230,8 @@ def _documented_prediction_sm90(v, m, n, k, split, dev):
     steps = parts - 1
     total += steps * (timemodel.SM90_FIXUP_LATENCY_US + tm * tn * timemodel.SM90_FIXUP_US_PER_ELEMENT)
     total += timemodel.SM90_MEMSET_US if steps else 0.0
-    total += timemodel.SM90_STREAMK_US if v.mode is SplitMode.STREAM_K else 0.0
+    if v.mode is SplitMode.STREAM_K:
+        total += timemodel.SM90_STREAMK_US + timemodel.SM90_STREAMK_FRACTION * max(t_mem, t_compute)
     return parts, total + -(-tiles // dev.sm_count) * tm * tn * timemodel.SM90_EPILOGUE_US_PER_ELEMENT
 
 
