@@ -34,12 +34,11 @@ stream_k = every K iteration spread evenly over the SMs + one fix-up + a share o
 (``SM90_STREAMK_FRACTION``: stream-K's partial tiles, their workspace traffic and imbalance; the
 H100 sweeps measured it 3-15 % slower than the data-parallel kernel on the squares, where the
 model had predicted it 4 % faster); the in-kernel modes' epilogue is not overlapped with the main
-loop. What one CTA's TMA pipeline streams from DRAM
-scales with the depth of its K tile (``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT``:
-a stage of a 128-deep tile moves twice the bytes per round trip), so few work units of a deep
-tile fill DRAM sooner. A variant is a candidate only where it runs:
-sm90 variants (sm_90a cubins) on compute capability 9.0, sm80 variants where one of their
-cubins does (same major version, minor at least the target's).
+loop. What one CTA's TMA pipeline streams from DRAM scales with the depth of its K tile
+(``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT``: a stage of a 128-deep tile moves
+twice the bytes per round trip), so few work units of a deep tile fill DRAM sooner. A variant
+is a candidate only where it runs: sm90 variants (sm_90a cubins) on compute capability 9.0,
+sm80 variants where one of their cubins does (same major version, minor at least the target's).
 
 The sm80 constants were refitted on an H100 sweep of every (variant, split) of the sm80 tiles
 (``benchmarks/fit_model.py --backend sm80`` over ``benchmarks/explore_h100.json``): the pick
