@@ -71,8 +71,10 @@ if [ -d "$T/site/default_kernels" ]; then
   mkdir -p "$T/root" && ln -s "$T/site/default_kernels" "$T/root/default"
   cp -r "$ROOT/tests/gpu" "$T/gpu_tests"
   python3 -c 'import os, cutlass_splitk; assert cutlass_splitk.__file__.startswith(os.environ["PYTHONPATH"]); print("op tests use", cutlass_splitk.__file__)'
+  status=0
   CUTLASS_SPLITK_BUILD_ROOT="$T/root" python3 -m pytest -m gpu -q -p no:cacheprovider -W ignore::pytest.PytestUnknownMarkWarning \
-      "$T/gpu_tests/test_gpu_ops.py" "$T/gpu_tests/test_gpu_hostile.py" 2>&1 | tail -3
-  [ "${PIPESTATUS[0]}" = 0 ] || { echo "op tests against the installed default-kernels FAILED"; exit 1; }
+      "$T/gpu_tests/test_gpu_ops.py" "$T/gpu_tests/test_gpu_hostile.py" > "$T/op_tests.log" 2>&1 || status=$?
+  tail -3 "$T/op_tests.log"
+  [ "$status" = 0 ] || { echo "op tests against the installed default-kernels FAILED"; exit 1; }
 fi
 echo "GPU PACKAGE CHECK OK"

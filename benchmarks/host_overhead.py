@@ -172,12 +172,10 @@ def gpu(directory: str) -> int:
     return 0 if ok else 1
 
 
-def _plan_misses(op, a, wt, sync, outputs=300) -> None:
-    """The bare C entry point when every call has a new output address (more addresses than the
-    library's plan cache holds): what a call costs when its launch plan must be built."""
-    op(a, wt)
-    prep = next(iter(op.prepared.values()))
-    stream = op.platform.stream(prep.device_index)
+def cycling_run(op, prep, a, wt, stream, outputs=300):
+    """A bare C call of ``prep``'s variant that writes to the next of ``outputs`` output
+    addresses on every call (more than the library's plan cache holds: each call builds its
+    launch plan), and the argument block of the first address (for calls that hit the cache)."""
     outs = [torch.empty(M, N, device=a.device, dtype=torch.half) for _ in range(outputs)]
     blocks = [bare_args(op, prep, a, wt, out, stream) for out in outs]
     run = op.bound.run[prep.variant]
@@ -187,6 +185,15 @@ def _plan_misses(op, a, wt, sync, outputs=300) -> None:
         state["i"] = (state["i"] + 1) % outputs
         return run(blocks[state["i"]], stream)
 
+    return call, blocks[0]
+
+
+def _plan_misses(op, a, wt, sync) -> None:
+    """The bare C entry point when every call has a new output address: what a call costs when
+    its launch plan must be built."""
+    op(a, wt)
+    prep = next(iter(op.prepared.values()))
+    call, _ = cycling_run(op, prep, a, wt, op.platform.stream(prep.device_index))
     assert call() == 0, op.bound.last_error()
     report("  bare C run, a new output address every call", per_call(call, sync),
            f"{prep.variant} split {prep.split} (plan built every call)")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -15,7 +14,7 @@ import torch
 import cutlass_splitk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from host_overhead import K, M, N, bare_args  # noqa: E402
+from host_overhead import K, M, N, cycling_run, per_call  # noqa: E402
 
 
 def main(directory: str = "build/default", rounds: int = 15, calls: int = 300) -> None:
@@ -23,29 +22,21 @@ def main(directory: str = "build/default", rounds: int = 15, calls: int = 300) -
     op = lib.linear_f16
     a = torch.randn(M, K, device="cuda", dtype=torch.half)
     wt = torch.randn(N, K, device="cuda", dtype=torch.half).t()
-    sync, clock = torch.cuda.synchronize, time.perf_counter
+    sync = torch.cuda.synchronize
     for kw in ({}, {"split_k": 1, "mode": "serial"}):  # the dispatcher's plan, then one launch
         op(a, wt, **kw)
         prep = list(op.prepared.values())[-1]
         stream = op.platform.stream(prep.device_index)
-        outs = [torch.empty(M, N, device="cuda", dtype=torch.half) for _ in range(calls)]
-        blocks = [bare_args(op, prep, a, wt, out, stream) for out in outs]
+        miss, block = cycling_run(op, prep, a, wt, stream, calls)
         run = op.bound.run[prep.variant]
         medians = {"hit": [], "miss": []}
-        for _ in range(rounds):
-            for which, store in medians.items():
-                times = []
-                for i in range(calls):
-                    block = blocks[0] if which == "hit" else blocks[i]
-                    sync()
-                    start = clock()
-                    run(block, stream)
-                    times.append(clock() - start)
-                store.append(statistics.median(times) * 1e6)
-        hit, miss = medians["hit"], medians["miss"]
+        for _ in range(rounds):  # interleaved, so that drifts of the host hit both alike
+            medians["hit"].append(per_call(lambda: run(block, stream), sync, calls=calls, runs=1))
+            medians["miss"].append(per_call(miss, sync, calls=calls, runs=1))
+        hit, missed = medians["hit"], medians["miss"]
         print(f"{prep.variant} split {prep.split}: plan cached {statistics.median(hit):.2f} us "
-              f"(rounds {min(hit):.2f}-{max(hit):.2f}); plan built every call {statistics.median(miss):.2f} us "
-              f"(rounds {min(miss):.2f}-{max(miss):.2f})")
+              f"(rounds {min(hit):.2f}-{max(hit):.2f}); plan built every call {statistics.median(missed):.2f} us "
+              f"(rounds {min(missed):.2f}-{max(missed):.2f})")
 
 
 if __name__ == "__main__":
