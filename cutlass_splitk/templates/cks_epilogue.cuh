@@ -76,13 +76,24 @@ CUTLASS_DEVICE cutlass::Array<float, kN> load_vec(T const* p) {
   return convert(raw);
 }
 
+// Stores kN floats at p (aligned to the whole vector) converted to T, as one access. The 8- and
+// 16-byte words go through __stwb (st.global.wb.v2/v4): written as a plain assignment from the
+// converted array, NVVM split the 16-byte store of the permuted epilogue into four 4-byte ones
+// (ncu: 4x the sectors of every D store; session 7).
 template <class T, int kN>
 CUTLASS_DEVICE void store_vec(T* p, cutlass::Array<float, kN> const& v) {
   using Word = typename VecWord<int(sizeof(T)) * kN>::type;
   cutlass::NumericArrayConverter<T, float, kN, cutlass::FloatRoundStyle::round_to_nearest>
       convert;
   cutlass::Array<T, kN> raw = convert(v);
-  *reinterpret_cast<Word*>(p) = *reinterpret_cast<Word const*>(&raw);
+  Word word;
+  static_assert(sizeof(word) == sizeof(raw), "one word per vector");
+  memcpy(&word, &raw, sizeof(Word));
+  if constexpr (sizeof(Word) >= 8) {
+    __stwb(reinterpret_cast<Word*>(p), word);
+  } else {
+    *reinterpret_cast<Word*>(p) = word;
+  }
 }
 
 // ---------------------------------------------------------------------------------------

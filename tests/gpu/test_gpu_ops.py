@@ -145,6 +145,45 @@ def test_repeated_call_reads_the_new_data_at_the_same_addresses(libs, lib_name, 
     assert not failures, "\n".join(failures)
 
 
+def persistent_case(op):
+    """(M, N, K, view) with several output tiles per SM for every sm90 tile (>= 1.3 tiles of
+    256 x 128 per SM on a 132-SM H100), odd M, a short K."""
+    p = op.spec.epilogue.permute
+    if p is Permute.NONE:
+        return 2061, 2560, 200, None
+    if p is Permute.HEAD_SPLIT:
+        return 2060, 2560, 200, (4, 515, 40, 64)
+    return 2060, 2496, 200, (4, 515, 3, 13, 64)
+
+
+@pytest.mark.parametrize("lib_name,op_name,variant", op_params())
+def test_persistent_tiles(libs, lib_name, op_name, variant):
+    """The sm90 in-kernel modes run persistent CTAs that take tile after tile, each finished
+    by the fused epilogue (its per-warp staging reused tile after tile). Many tiles per CTA,
+    with and without C (beta), every split of the variant, output poisoned first."""
+    op = getattr(libs[lib_name], op_name)
+    v = runnable_variant(libs[lib_name], op, variant)
+    if v.backend is not Backend.SM90 or v.mode.value == "parallel":
+        pytest.skip("only the sm90 in-kernel modes run the fused epilogue in persistent CTAs")
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(5)
+    m, n, k, view = persistent_case(op)
+    failures = []
+    for split in v.splits:
+        a, b, kw = make_inputs(op, m, n, k, view, gen)
+        for beta in ((0.0, 0.5) if op.spec.epilogue.beta else (None,)):
+            if beta is not None:
+                kw["beta"] = beta
+            ref = reference(op, a, b, kw)
+            out = torch.full(ref.shape, float("nan"), device="cuda", dtype=op.dtype)
+            op(a, b, out=out, split_k=split, mode=v.mode.value, variant=variant, **kw)
+            torch.cuda.synchronize()
+            err = rel_err(out, ref)
+            if not math.isfinite(err) or err > TOL or torch.isnan(out).any():
+                failures.append(f"split={split} beta={beta}: rel err {err:.3g}, NaN {int(torch.isnan(out).sum())}")
+    assert not failures, "\n".join(failures)
+
+
 def test_empty_and_zero_k(libs):
     lib = libs.get("default")
     if lib is None:
