@@ -40,6 +40,7 @@ import torch
 
 from cutlass_splitk.runtime import PaddingWarning, dispatch
 from cutlass_splitk.runtime.reference import epilogue, permute
+from cutlass_splitk.runtime.reference import relative_error as rel_err
 from cutlass_splitk.spec import Activation, Backend, BiasMode, DType, EOp, KernelVariant, Layout, OpSpec, Permute
 
 TOL = 1e-2
@@ -236,11 +237,6 @@ def reference(spec: OpSpec, a: torch.Tensor, b: torch.Tensor, kw: Dict[str, Any]
     return epilogue(spec.epilogue, a.double() @ b.double(), alpha=kw.get("alpha", 1.0), beta=kw.get("beta", 0.0),
                     c=kw.get("c"), bias=kw.get("bias"), e=kw.get("e"), view=kw.get("view"),
                     slope=kw.get("negative_slope"))
-
-
-def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
-    floor = 1e-3 * math.sqrt(max(ref.numel(), 1))
-    return ((out.double() - ref).norm() / ref.norm().clamp_min(floor)).item()
 
 
 def elem_err(out: torch.Tensor, ref: torch.Tensor, e: Optional[torch.Tensor], spec: OpSpec, view: Any = None) -> float:

@@ -1,7 +1,7 @@
 """Every (variant, split) of one op on a few shapes: L2-flushed time and CUDA-graph time, next to
 torch.matmul's, plus a correctness check on the same shapes (float64 reference of the chain,
-output poisoned first) and a bitwise digest of each output, so that runs under different
-environment switches can be compared for speed and for identical bits. A script, not a test.
+output poisoned first) and a bitwise digest of each output, so that runs of different builds
+(or settings) can be compared for speed and for identical bits. A script, not a test.
 
     python3 benchmarks/variant_ab.py build/explore_sm90_r2 explore90r2_chain_f16 \
         --shape 4096,4096,4096 --shape 4096,4096,14336 --label base --json out.json
@@ -13,13 +13,12 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import sys
 
 import torch
 
 import cutlass_splitk
-from cutlass_splitk.runtime.reference import epilogue
+from cutlass_splitk.runtime.reference import epilogue, relative_error
 from cutlass_splitk.runtime.timing import flushed_timer, graph_time
 
 
@@ -46,8 +45,7 @@ def main(argv=None) -> int:
     lib = cutlass_splitk.load(args.dir)
     op = getattr(lib, args.op)
     bench = flushed_timer(1)
-    env = {k: v for k, v in os.environ.items() if k.startswith("CKS_")}
-    print(f"# {args.label} env={env} device={torch.cuda.get_device_name()}", flush=True)
+    print(f"# {args.label} device={torch.cuda.get_device_name()}", flush=True)
     rows = []
     for spec in args.shape:
         m, n, k = (int(x) for x in spec.split(","))
@@ -69,8 +67,7 @@ def main(argv=None) -> int:
                 torch.cuda.synchronize()
                 err = None
                 if ref is not None:
-                    floor = 1e-3 * math.sqrt(max(ref.numel(), 1))
-                    err = ((out.double() - ref).norm() / ref.norm().clamp_min(floor)).item()
+                    err = relative_error(out, ref)
                 digest = hashlib.sha1(out.cpu().numpy().tobytes()).hexdigest()[:12]
                 t = bench(lambda: op(a, b, out=out, split_k=split, variant=v.name, **kw))
                 tg = graph_time(lambda: op(a, b, out=out, split_k=split, variant=v.name, **kw))
@@ -78,7 +75,7 @@ def main(argv=None) -> int:
                 print(f"  {v.name:64s} split {split:2d}: {t:8.1f} flushed {tg:8.1f} graph  "
                       f"matmul/ours {mm / t:5.3f}  err {err if err is None else f'{err:.2e}'} {digest}{ok}",
                       flush=True)
-                rows.append(dict(label=args.label, env=env, m=m, n=n, k=k, variant=v.name, split=split,
+                rows.append(dict(label=args.label, m=m, n=n, k=k, variant=v.name, split=split,
                                  flushed_us=t, graph_us=tg, matmul_us=mm, matmul_graph_us=mm_graph, err=err,
                                  digest=digest))
         del a, b, kw, ref

@@ -2,6 +2,7 @@
 reference of the whole chain, on fresh random data with the output poisoned first."""
 
 import math
+import warnings
 import zlib
 
 import pytest
@@ -10,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 from cutlass_splitk.runtime import PaddingWarning  # noqa: E402
 from cutlass_splitk.runtime.reference import epilogue, random_inputs  # noqa: E402
+from cutlass_splitk.runtime.reference import relative_error as rel_err  # noqa: E402
 from cutlass_splitk.runtime import dispatch  # noqa: E402
 from cutlass_splitk.spec import Backend, Permute  # noqa: E402
 
@@ -55,12 +57,25 @@ def reference(op, a, b, kw):
                     c=kw.get("c"), bias=kw.get("bias"), e=kw.get("e"), view=kw.get("view"))
 
 
-def rel_err(out, ref):
-    """Relative Frobenius error, against at least an RMS of 1e-3 per element: a tiny reference
-    (a 1x1 output of GELU far in its negative tail, ~1e-6) is dominated by float32's
-    cancellation in 1 + erf(x), which torch's own GELU shares, not by the kernel."""
-    floor = 1e-3 * math.sqrt(max(ref.numel(), 1))
-    return ((out.double() - ref).norm() / ref.norm().clamp_min(floor)).item()
+def checked_call(op, v, a, b, kw, split, out=None):
+    """Runs variant ``v`` at ``split`` into ``out`` (a new tensor if None), poisoned with NaN
+    first, and compares it with the float64 chain: None, or what was wrong."""
+    ref = reference(op, a, b, kw)
+    if out is None:
+        out = torch.empty(ref.shape, device="cuda", dtype=op.dtype)
+    out.fill_(float("nan"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PaddingWarning)
+        res = op(a, b, out=out, split_k=split, mode=v.mode.value, variant=v.name, **kw)
+    torch.cuda.synchronize()
+    assert res is out
+    err = rel_err(out, ref)
+    # (only the sm80 serial kernel rounds the running partial; sm90 keeps f32 partials)
+    tol = TOL_SPLIT_BF16 if (op.dtype == torch.bfloat16 and v.backend is Backend.SM80
+                             and v.mode.value == "serial" and split > 1) else TOL
+    if not math.isfinite(err) or err > tol or torch.isnan(out).any():
+        return f"rel err {err:.3g}, NaN {int(torch.isnan(out).sum())}"
+    return None
 
 
 @pytest.mark.parametrize("lib_name,op_name,variant", op_params())
@@ -73,22 +88,9 @@ def test_variant_all_splits(libs, lib_name, op_name, variant):
     for (m, n, k, view) in cases(op):
         for split in v.splits:
             a, b, kw = make_inputs(op, m, n, k, view, gen)
-            ref = reference(op, a, b, kw)
-            out = torch.full(ref.shape, float("nan"), device="cuda", dtype=op.dtype)
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PaddingWarning)
-                res = op(a, b, out=out, split_k=split, mode=v.mode.value, variant=variant, **kw)
-            torch.cuda.synchronize()
-            assert res is out
-            err = rel_err(out, ref)
-            # (only the sm80 serial kernel rounds the running partial; sm90 keeps f32 partials)
-            tol = TOL_SPLIT_BF16 if (op.dtype == torch.bfloat16 and v.backend is Backend.SM80
-                                     and v.mode.value == "serial" and split > 1) else TOL
-            if not math.isfinite(err) or err > tol or torch.isnan(out).any():
-                failures.append(f"M={m} N={n} K={k} split={split}: rel err {err:.3g}, "
-                                f"NaN {int(torch.isnan(out).sum())}")
+            why = checked_call(op, v, a, b, kw, split)
+            if why:
+                failures.append(f"M={m} N={n} K={k} split={split}: {why}")
     assert not failures, "\n".join(failures)
 
 
@@ -133,15 +135,9 @@ def test_repeated_call_reads_the_new_data_at_the_same_addresses(libs, lib_name, 
                         value.copy_(kw2[key])
             elif step == "other tensors":
                 a, b = a.clone(), b.clone()
-            ref = reference(op, a, b, kw)
-            out.fill_(float("nan"))
-            op(a, b, out=out, split_k=split, mode=v.mode.value, variant=variant, **kw)
-            torch.cuda.synchronize()
-            err = rel_err(out, ref)
-            tol = TOL_SPLIT_BF16 if (op.dtype == torch.bfloat16 and v.backend is Backend.SM80
-                                     and v.mode.value == "serial" and split > 1) else TOL
-            if not math.isfinite(err) or err > tol:
-                failures.append(f"split={split}, {step}: rel err {err:.3g}")
+            why = checked_call(op, v, a, b, kw, split, out)
+            if why:
+                failures.append(f"split={split}, {step}: {why}")
     assert not failures, "\n".join(failures)
 
 
@@ -174,13 +170,9 @@ def test_persistent_tiles(libs, lib_name, op_name, variant):
         for beta in ((0.0, 0.5) if op.spec.epilogue.beta else (None,)):
             if beta is not None:
                 kw["beta"] = beta
-            ref = reference(op, a, b, kw)
-            out = torch.full(ref.shape, float("nan"), device="cuda", dtype=op.dtype)
-            op(a, b, out=out, split_k=split, mode=v.mode.value, variant=variant, **kw)
-            torch.cuda.synchronize()
-            err = rel_err(out, ref)
-            if not math.isfinite(err) or err > TOL or torch.isnan(out).any():
-                failures.append(f"split={split} beta={beta}: rel err {err:.3g}, NaN {int(torch.isnan(out).sum())}")
+            why = checked_call(op, v, a, b, kw, split)
+            if why:
+                failures.append(f"split={split} beta={beta}: {why}")
     assert not failures, "\n".join(failures)
 
 
