@@ -83,6 +83,108 @@ static void launches(cudaStream_t stream) {
   }
 }
 
+// What the parallel split-K plan launches (a 1,280-byte-parameter GEMM with a cluster
+// attribute, then a small reduction with PDL), and serial split-K's memset + GEMM: as separate
+// calls, and as one CUDA graph of the same work captured once and launched per call.
+static void pairs(cudaStream_t stream) {
+  Blob<1280> gemm{};
+  Blob<256> reduce{};
+  void* turnstiles = nullptr;
+  cudaMalloc(&turnstiles, 4096);
+  cudaLaunchConfig_t g = {};
+  g.gridDim = dim3(132);
+  g.blockDim = dim3(384);
+  g.stream = stream;
+  cudaLaunchAttribute ga[1];
+  ga[0].id = cudaLaunchAttributeClusterDimension;
+  ga[0].val.clusterDim.x = 1;
+  ga[0].val.clusterDim.y = 1;
+  ga[0].val.clusterDim.z = 1;
+  g.attrs = ga;
+  g.numAttrs = 1;
+  cudaLaunchConfig_t r = {};
+  r.gridDim = dim3(256);
+  r.blockDim = dim3(128);
+  r.stream = stream;
+  cudaLaunchAttribute ra[1];
+  ra[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  ra[0].val.programmaticStreamSerializationAllowed = 1;
+  r.attrs = ra;
+  r.numAttrs = 1;
+  auto two = [&] {
+    cudaLaunchKernelEx(&g, empty_kernel<1280>, gemm);
+    cudaLaunchKernelEx(&r, empty_kernel<256>, reduce);
+  };
+  auto memset_gemm = [&] {
+    cudaMemsetAsync(turnstiles, 0, 4096, stream);
+    cudaLaunchKernelEx(&g, empty_kernel<1280>, gemm);
+  };
+  std::printf("plans:\n");
+  std::printf("  %-58s %6.2f us\n", "GEMM (1280 B, cluster) + reduction (PDL): two launches", per_call_us(two, stream));
+  std::printf("  %-58s %6.2f us\n", "memset + GEMM (1280 B, cluster)", per_call_us(memset_gemm, stream));
+  for (int which = 0; which < 2; ++which) {
+    cudaStream_t capture;
+    cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking);
+    g.stream = r.stream = capture;
+    cudaGraph_t graph = nullptr;
+    cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal);
+    if (which == 0) {
+      cudaLaunchKernelEx(&g, empty_kernel<1280>, gemm);
+      cudaLaunchKernelEx(&r, empty_kernel<256>, reduce);
+    } else {
+      cudaMemsetAsync(turnstiles, 0, 4096, capture);
+      cudaLaunchKernelEx(&g, empty_kernel<1280>, gemm);
+    }
+    cudaError_t err = cudaStreamEndCapture(capture, &graph);
+    cudaGraphExec_t exec = nullptr;
+    if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, graph, 0);
+    g.stream = r.stream = stream;
+    char const* what = which == 0 ? "the same two as one graph (cudaGraphLaunch)" : "memset + GEMM as one graph";
+    if (err != cudaSuccess) {
+      std::printf("  %-58s failed: %s\n", what, cudaGetErrorString(err));
+      cudaGetLastError();
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
+    cudaGraphExec_t timed = nullptr;
+    cudaGraphInstantiate(&timed, graph, 0);
+    double instantiate = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    std::printf("  %-58s %6.2f us\n", what, per_call_us([&] { cudaGraphLaunch(exec, stream); }, stream));
+    std::printf("  %-58s %6.2f us\n", "  (capture not timed; one cudaGraphInstantiate)", instantiate);
+    cudaGraphExecDestroy(timed);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(capture);
+  }
+  cudaStreamCaptureStatus status;
+  std::printf("  %-58s %6.2f us\n", "cudaStreamIsCapturing",
+              per_call_us([&] { cudaStreamIsCapturing(stream, &status); }, stream));
+  CUfunction fn = nullptr;
+  void* pfn = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  if (cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&fn), reinterpret_cast<void const*>(empty_kernel<1280>)) ==
+          cudaSuccess &&
+      cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &pfn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+      pfn) {
+    auto launch = reinterpret_cast<PFN_cuLaunchKernelEx_v11060>(pfn);
+    CUlaunchConfig config = {};
+    config.gridDimX = 132;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = 384;
+    config.blockDimY = config.blockDimZ = 1;
+    config.hStream = stream;
+    CUlaunchAttribute attribute[1];
+    attribute[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute[0].value.clusterDim.x = attribute[0].value.clusterDim.y = attribute[0].value.clusterDim.z = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    void* params[] = {&gemm};
+    std::printf("  %-58s %6.2f us\n", "cuLaunchKernelEx (driver, 1280 B, cluster)",
+                per_call_us([&] { launch(&config, fn, params, nullptr); }, stream));
+  }
+  cudaFree(turnstiles);
+}
+
 int main(int argc, char** argv) {
   g_isolated = argc > 1 && std::string(argv[1]) == "--isolated";
   std::printf("%s\n", g_isolated ? "each call timed alone, the stream drained before it (median of 2000)"
@@ -96,6 +198,7 @@ int main(int argc, char** argv) {
   launches<64>(stream);
   launches<1024>(stream);
   launches<4000>(stream);
+  pairs(stream);
   std::printf("other calls:\n");
   int device = 0;
   std::printf("  %-58s %6.2f us\n", "cudaGetDevice", per_call_us([&] { cudaGetDevice(&device); }, stream));

@@ -72,7 +72,7 @@ def test_group_source_instantiation(minimal_config):
         body = text.split(f"cks_{variant}_query(", 1)[1].split("\n}\n", 1)[0]
         assert f"{impl}<Config>::query(*args, *query)" in body
         body = text.split(f"cks_{variant}_run(", 1)[1].split("\n}\n", 1)[0]
-        assert f"{impl}<Config>::run(*args, static_cast<cudaStream_t>(stream))" in body
+        assert f"cks::replayed_run<{impl}<Config>>(*args, static_cast<cudaStream_t>(stream))" in body
 
 
 def test_group_source_enum_spellings():

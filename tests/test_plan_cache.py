@@ -1,4 +1,5 @@
-"""The C side's plan cache (templates/cks_plan_cache.cuh), compiled as host C++ with the
+"""The C side's plan cache (templates/cks_plan_cache.cuh) and replay cache (cks_replay_cache.cuh),
+compiled as host C++ with the
 system compiler and run: hits need every byte of the key, the least recently used plan makes
 room, and concurrent callers see whole plans. The GPU tests run it inside the sm90 entry points."""
 
@@ -86,4 +87,85 @@ def test_plan_cache_hits_only_on_every_byte_and_evicts_the_least_recently_used(t
         "replaced 11",
         "after eviction 1 0 1 1",
         "threads torn 0 wrong 0",
+    ]
+
+
+REPLAY_PROGRAM = textwrap.dedent(r"""
+    #include <atomic>
+    #include <cstdio>
+    #include <cstring>
+    #include <mutex>
+    #include <set>
+    #include <thread>
+    #include <vector>
+    #include "cks_replay_cache.cuh"
+
+    struct Key { int m; const void* a; };
+    static Key key_of(int m, const void* a) { Key k; std::memset(&k, 0, sizeof k); k.m = m; k.a = a; return k; }
+
+    int main() {
+      cks::ReplayCache<Key, long, 2> cache;
+      std::vector<long> destroyed;
+      auto destroy = [&](long e) { destroyed.push_back(e); };
+      auto replay = [](long e) { return int(e * 10); };
+      int x = 0, y = 0, status = -1;
+      int s1 = int(cache.visit(key_of(1, &x), replay, destroy, &status));
+      int s2 = int(cache.visit(key_of(1, &x), replay, destroy, &status));
+      std::printf("first %d second %d status %d\n", s1, s2, status);
+      std::printf("other pointer %d\n", int(cache.visit(key_of(1, &y), replay, destroy, &status)));
+      std::printf("record replays %d\n", cache.record(key_of(1, &x), 7, replay, destroy));
+      int s3 = int(cache.visit(key_of(1, &x), replay, destroy, &status));
+      std::printf("third %d status %d recordings %d\n", s3, status, cache.recordings());
+      std::printf("recorded twice %d\n", cache.record(key_of(1, &x), 8, replay, destroy));  // keeps 7, destroys 8
+      cache.visit(key_of(2, &x), replay, destroy, &status);  // evicts (1, &y), never recorded
+      cache.visit(key_of(3, &x), replay, destroy, &status);  // evicts (1, &x): its recording destroyed
+      std::printf("destroyed");
+      for (long e : destroyed) std::printf(" %ld", e);
+      std::printf("\nafter eviction %d recordings %d\n", int(cache.visit(key_of(1, &x), replay, destroy, &status)),
+                  cache.recordings());
+      // threads: every replay runs the key's own recording, never one destroyed before it
+      cks::ReplayCache<Key, long, 8> shared;
+      std::mutex m;
+      std::set<long> gone;
+      std::atomic<int> wrong{0}, replays{0};
+      auto destroy_shared = [&](long e) { std::lock_guard<std::mutex> l(m); gone.insert(e); };
+      std::vector<std::thread> threads;
+      std::atomic<long> next{1000};
+      for (int t = 0; t < 8; ++t) threads.emplace_back([&, t] {
+        for (int i = 0; i < 20000; ++i) {
+          int key = t * 100 + i % 3;
+          auto check = [&](long e) {
+            std::lock_guard<std::mutex> l(m);
+            if (e / 1000000 != key || gone.count(e)) ++wrong;
+            ++replays;
+            return 0;
+          };
+          int st = 0;
+          if (shared.visit(key_of(key, nullptr), check, destroy_shared, &st) == cks::Sighting::kSecond)
+            shared.record(key_of(key, nullptr), long(key) * 1000000 + next++ % 1000000, check, destroy_shared);
+        }
+      });
+      for (auto& th : threads) th.join();
+      std::printf("threads wrong %d replayed %d\n", wrong.load(), replays.load() > 100000);
+      return 0;
+    }
+""")
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler on PATH")
+def test_replay_cache_records_on_the_second_sighting_and_destroys_what_it_evicts(tmp_path):
+    source = tmp_path / "replay_cache.cpp"
+    source.write_text(REPLAY_PROGRAM)
+    exe = tmp_path / "replay_cache"
+    subprocess.run([CXX, "-std=c++17", "-O1", "-pthread", f"-I{TEMPLATES}", str(source), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    assert out.splitlines() == [
+        "first 0 second 1 status -1",
+        "other pointer 0",
+        "record replays 70",
+        "third 2 status 70 recordings 1",
+        "recorded twice 70",
+        "destroyed 8 7",
+        "after eviction 0 recordings 0",
+        "threads wrong 0 replayed 1",
     ]

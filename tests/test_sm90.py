@@ -199,7 +199,7 @@ extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8
@@ -207,7 +207,7 @@ extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_q
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8
 """

@@ -199,12 +199,16 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     in_kernel = (SM90_STREAMK_US if stream_k else 0.0) + epilogue
     kind = "reduce" if parallel else "fix-up + epilogue"
-    out = []
+    mem_full = unique_bytes / (SM90_BW_FRACTION * bw) * 1e6  # DRAM time when the CTAs' streams fill it
+    new, out = tuple.__new__, []
     for split in splits:
         launches = 1
-        if parallel:
-            k_len, full, rem = sm90_slices(k, split)
-            parts = full + (rem > 0)
+        if parallel:  # sm90_slices, inline (this loop is on every first call's path)
+            unit = 64 if k % 64 == 0 else 8
+            k_len = -(-k // split)
+            k_len = -(-k_len // unit) * unit
+            rem = k % k_len
+            parts = k // k_len + (rem > 0)
             launches += rem > 0
         elif stream_k:  # the K iterations of every tile spread evenly over the SMs
             parts, k_len = 1, k
@@ -213,8 +217,11 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             k_len = -(-k // parts)
         units = tiles * parts
         # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
-        fraction = min(SM90_BW_FRACTION, min(units, sms) * cta_stream / bw)
-        t_mem = max(unique_bytes / (fraction * bw), units * cta_bytes_per_k * k_len / l2_bw) * 1e6
+        streamed = (units if units < sms else sms) * cta_stream / bw
+        t_mem = mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6
+        t_l2 = units * cta_bytes_per_k * k_len / l2_bw * 1e6
+        if t_l2 > t_mem:
+            t_mem = t_l2
         if stream_k:
             waves = 1
             t_compute = flops_per_k * tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
@@ -229,8 +236,8 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             extra = (steps * fixup + SM90_MEMSET_US if steps else 0.0) + in_kernel
             if stream_k:
                 extra += SM90_STREAMK_FRACTION * t_main
-        out.append(Candidate(v, split, parts, launches * LAUNCH_US + t_main + extra,
-                             (units, "work units", waves, sms, t_main, t_mem, t_compute, kind, extra)))
+        out.append(new(Candidate, (v, split, parts, launches * LAUNCH_US + t_main + extra,
+                                   (units, "work units", waves, sms, t_main, t_mem, t_compute, kind, extra))))
     return out
 
 

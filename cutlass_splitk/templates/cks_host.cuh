@@ -31,21 +31,19 @@ inline int select_device(CksArgs const& a) {
 }
 
 // Raises the kernel's dynamic shared memory limit once per device. The once-per-device flag
-// is one per (Key, kernel type): callers pass their variant's config as Key.
+// is one per (Key, kernel type): callers pass their variant's config as Key. `device` is the
+// current device (select_device made it so).
 template <class Key, class KernelFn>
-int configure(KernelFn kernel, int smem_bytes) {
+int configure(KernelFn kernel, int smem_bytes, int device) {
   static std::atomic<uint64_t> configured{0};
   if (smem_bytes < (48 << 10)) return CKS_OK;
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return cuda_fail(err, "cudaGetDevice");
   uint64_t bit = uint64_t(1) << (device & 63);
-  if (configured.load() & bit) return CKS_OK;
-  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  if (configured.load(std::memory_order_acquire) & bit) return CKS_OK;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
   if (err != cudaSuccess)
     return cuda_fail(err, ("cudaFuncSetAttribute(" + std::to_string(smem_bytes) +
                            " bytes of shared memory)").c_str());
-  configured.fetch_or(bit);
+  configured.fetch_or(bit, std::memory_order_release);
   return CKS_OK;
 }
 
@@ -55,15 +53,20 @@ int configure(KernelFn kernel, int smem_bytes) {
 enum class Pdl { kOff, kOn, kEarly };
 inline Pdl pdl_mode(int device) {
   char const* env = std::getenv("CUTLASS_SPLITK_PDL");
-  std::string const value = env ? env : "";
-  if (value == "0") return Pdl::kOff;
-  int major = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    cudaGetLastError();  // not sticky; do not let the launch check report it
-    return Pdl::kOff;
+  if (env && env[0] == '0' && env[1] == '\0') return Pdl::kOff;
+  // The device's major compute capability, read once per device (0: not read yet).
+  static std::atomic<int> majors[64];
+  std::atomic<int>& slot = majors[device & 63];
+  int major = slot.load(std::memory_order_relaxed);
+  if (major == 0) {
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      cudaGetLastError();  // not sticky; do not let the launch check report it
+      return Pdl::kOff;
+    }
+    slot.store(major, std::memory_order_relaxed);
   }
   if (major < 9) return Pdl::kOff;
-  return value == "early" ? Pdl::kEarly : Pdl::kOn;
+  return env && std::string(env) == "early" ? Pdl::kEarly : Pdl::kOn;
 }
 
 // The checks every backend makes of the problem and the A, B operands (sizes, pointers and
@@ -90,9 +93,19 @@ std::string check_problem(CksArgs const& a) {
   return std::string();
 }
 
+// The status of a `<<<>>>` launch, which returns nothing: CUDA's last error (read and cleared).
 inline int launched(char const* what) {
   cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? CKS_OK : cuda_fail(err, what);
+}
+
+// The status of a launch from the launch call's own result: a launch error (including a
+// sticky error of earlier work) is also recorded as CUDA's last error, which is read and
+// cleared so that it cannot surface in a later call.
+inline int launched(cudaError_t err, char const* what) {
+  if (err == cudaSuccess) return CKS_OK;
+  cudaGetLastError();
+  return cuda_fail(err, what);
 }
 
 }  // namespace cks

@@ -19,75 +19,99 @@
 
 namespace cks {
 
-template <class Key, class Plan, int kCapacity = 256>
-class PlanCache {
-  static_assert(std::is_trivially_copyable<Key>::value, "a plan key is compared as bytes");
+// FNV-1a over a key's 8-byte words (and its tail): keys are compared as bytes.
+template <class Key>
+uint64_t key_hash(Key const& key) {
+  unsigned char const* bytes = reinterpret_cast<unsigned char const*>(&key);
+  uint64_t h = 14695981039346656037ull;
+  size_t i = 0;
+  for (; i + 8 <= sizeof(Key); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    h = (h ^ word) * 1099511628211ull;
+  }
+  for (; i < sizeof(Key); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  return h;
+}
+
+// A fixed-capacity table of (key, value) entries found by every byte of the key; the least
+// recently used entry makes room. Not synchronised: the caches below hold a mutex around it.
+template <class Key, class Value, int kCapacity>
+class LruTable {
+  static_assert(std::is_trivially_copyable<Key>::value, "a key is compared as bytes");
 
  public:
-  // Copies the plan for `key` into `plan`; false when there is none.
-  bool find(Key const& key, Plan& plan) {
-    uint64_t const h = hash(key);
-    std::lock_guard<std::mutex> lock(mutex_);
-    int const i = index(key, h);
-    if (i < 0) return false;
-    used_[i] = ++clock_;
-    plan = entries_[i].plan;
-    return true;
+  // The entry of `key` (marked used), or -1.
+  int find(Key const& key, uint64_t h) {
+    for (int i = 0; i < int(hashes_.size()); ++i)
+      if (hashes_[i] == h && std::memcmp(&entries_[i].key, &key, sizeof(Key)) == 0) {
+        used_[i] = ++clock_;
+        return i;
+      }
+    return -1;
   }
 
-  void insert(Key const& key, Plan const& plan) {
-    uint64_t const h = hash(key);
-    std::lock_guard<std::mutex> lock(mutex_);
-    int i = index(key, h);
-    if (i >= 0) {
-      entries_[i].plan = plan;
+  // A fresh entry for `key` holding `value`: a free one, else the least recently used, whose
+  // value is first handed to evict(value).
+  template <class Evict>
+  int add(Key const& key, uint64_t h, Value const& value, Evict&& evict) {
+    int i;
+    if (int(hashes_.size()) < kCapacity) {
+      i = int(hashes_.size());
+      hashes_.push_back(h);
+      used_.push_back(0);
+      entries_.push_back(Entry{key, value});
     } else {
-      if (int(hashes_.size()) < kCapacity) {
-        i = int(hashes_.size());
-        hashes_.push_back(h);
-        used_.push_back(0);
-        entries_.push_back(Entry{key, plan});
-      } else {
-        i = 0;
-        for (int j = 1; j < kCapacity; ++j) i = used_[j] < used_[i] ? j : i;
-        hashes_[i] = h;
-        entries_[i] = Entry{key, plan};
-      }
+      i = 0;
+      for (int j = 1; j < kCapacity; ++j) i = used_[j] < used_[i] ? j : i;
+      evict(entries_[i].value);
+      hashes_[i] = h;
+      entries_[i] = Entry{key, value};
     }
     used_[i] = ++clock_;
+    return i;
   }
+
+  Value& value(int i) { return entries_[i].value; }
+  int size() const { return int(entries_.size()); }
 
  private:
   struct Entry {
     Key key;
-    Plan plan;
+    Value value;
   };
-
-  int index(Key const& key, uint64_t h) const {
-    for (int i = 0; i < int(hashes_.size()); ++i)
-      if (hashes_[i] == h && std::memcmp(&entries_[i].key, &key, sizeof(Key)) == 0) return i;
-    return -1;
-  }
-
-  // FNV-1a over the key's 8-byte words (and its tail).
-  static uint64_t hash(Key const& key) {
-    unsigned char const* bytes = reinterpret_cast<unsigned char const*>(&key);
-    uint64_t h = 14695981039346656037ull;
-    size_t i = 0;
-    for (; i + 8 <= sizeof(Key); i += 8) {
-      uint64_t word;
-      std::memcpy(&word, bytes + i, 8);
-      h = (h ^ word) * 1099511628211ull;
-    }
-    for (; i < sizeof(Key); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-    return h;
-  }
-
-  std::mutex mutex_;
-  std::vector<uint64_t> hashes_;  // apart from the entries: the scan reads 8 bytes per plan
+  std::vector<uint64_t> hashes_;  // apart from the entries: the scan reads 8 bytes per entry
   std::vector<uint64_t> used_;
   std::vector<Entry> entries_;
   uint64_t clock_ = 0;
+};
+
+template <class Key, class Plan, int kCapacity = 256>
+class PlanCache {
+ public:
+  // Copies the plan for `key` into `plan`; false when there is none.
+  bool find(Key const& key, Plan& plan) {
+    uint64_t const h = key_hash(key);
+    std::lock_guard<std::mutex> lock(mutex_);
+    int const i = table_.find(key, h);
+    if (i < 0) return false;
+    plan = table_.value(i);
+    return true;
+  }
+
+  void insert(Key const& key, Plan const& plan) {
+    uint64_t const h = key_hash(key);
+    std::lock_guard<std::mutex> lock(mutex_);
+    int const i = table_.find(key, h);
+    if (i >= 0)
+      table_.value(i) = plan;
+    else
+      table_.add(key, h, plan, [](Plan const&) {});
+  }
+
+ private:
+  std::mutex mutex_;
+  LruTable<Key, Plan, kCapacity> table_;
 };
 
 }  // namespace cks

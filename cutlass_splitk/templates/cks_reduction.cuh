@@ -109,10 +109,9 @@ int launch_reduction(CksArgs const& a, float const* partials, int64_t ld, int64_
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
   config.numAttrs = pdl == Pdl::kOff ? 0 : 1;
-  // A failed launch is also recorded as CUDA's last error; launched() reads and clears it,
-  // as for the other launches, so it cannot surface in a later call.
-  cudaLaunchKernelEx(&config, reduce_epilogue_kernel<Cfg>, epi, partials, ld, slice_stride, partitions);
-  return launched("parallel split-K reduction launch");
+  return launched(cudaLaunchKernelEx(&config, reduce_epilogue_kernel<Cfg>, epi, partials, ld, slice_stride,
+                                     partitions),
+                  "parallel split-K reduction launch");
 }
 
 }  // namespace cks

@@ -113,9 +113,11 @@ def test_bitwise_reproducible(libs, lib_name, op_name, variant):
 @pytest.mark.parametrize("lib_name,op_name,variant", op_params())
 def test_repeated_call_reads_the_new_data_at_the_same_addresses(libs, lib_name, op_name, variant):
     """A repeated call with the same argument block reuses its launch plan (sm90: the TMA
-    descriptors built by the first call, cks_plan_cache.cuh). The plan holds addresses, never
-    data: new values written into the same tensors must give the new result, and other tensors
-    of the same shape must give theirs. Every split of the variant, output poisoned each time."""
+    descriptors built by the first call, cks_plan_cache.cuh), and from the second call on its
+    launches are a recorded CUDA graph, replayed (cks_replay.cuh). Plans and recordings hold
+    addresses, never data: new values written into the same tensors must give the new result
+    (the second call records and replays, the third replays), and other tensors of the same
+    shape must give theirs. Every split of the variant, output poisoned each time."""
     op = getattr(libs[lib_name], op_name)
     v = runnable_variant(libs[lib_name], op, variant)
     gen = torch.Generator(device="cuda")

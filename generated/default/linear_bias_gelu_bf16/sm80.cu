@@ -15,7 +15,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t128x128x64_w64x64x
   return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // linear_bias_gelu_bf16_serial_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1
@@ -23,7 +23,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t128x128x64_w64x64x64
   return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1
 
@@ -40,7 +40,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t128x64x64_w64x32x6
   return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // linear_bias_gelu_bf16_serial_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1
@@ -48,7 +48,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t128x64x64_w64x32x64_
   return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1
 
@@ -65,7 +65,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t256x128x32_w64x64x
   return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // linear_bias_gelu_bf16_serial_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1
@@ -73,7 +73,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t256x128x32_w64x64x32
   return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1
 
@@ -90,7 +90,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t32x64x64_w32x32x64
   return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // linear_bias_gelu_bf16_serial_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1
@@ -98,7 +98,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t32x64x64_w32x32x64_i
   return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1
 
@@ -115,7 +115,7 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t64x64x64_w32x32x64
   return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // linear_bias_gelu_bf16_serial_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1
@@ -123,6 +123,6 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t64x64x64_w32x32x64_i
   return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1

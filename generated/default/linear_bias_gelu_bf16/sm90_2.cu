@@ -16,6 +16,6 @@ extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t64x64x64_c1x1
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t64x64x64_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x64x64_c1x1_pp_sauto_a8

@@ -16,7 +16,7 @@ extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c1x2_coop_sauto_a8
 
@@ -33,7 +33,7 @@ extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t128x128x64_c2x1_coop_sauto_a
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t128x128x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // qkv_bf16_stream_k_sm90_t128x128x64_c2x1_coop_sauto_a8
@@ -41,7 +41,7 @@ extern "C" CKS_EXPORT int cks_qkv_bf16_stream_k_sm90_t128x128x64_c2x1_coop_sauto
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_stream_k_sm90_t128x128x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c2x1_coop_sauto_a8
 
@@ -59,7 +59,7 @@ extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t128x256x64_c1x1_coop_sauto
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t128x256x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x256x64_c1x1_coop_sauto_a8
 
@@ -76,7 +76,7 @@ extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 
@@ -93,7 +93,7 @@ extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t256x128x64_c2x1_coop_sauto_a
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t256x128x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t256x128x64_c2x1_coop_sauto_a8
 
@@ -111,6 +111,6 @@ extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x128x128_c1x1_pp_sauto_a
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x128x128_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x128x128_c1x1_pp_sauto_a8

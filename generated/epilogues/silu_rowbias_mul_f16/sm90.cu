@@ -16,7 +16,7 @@ extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_parallel_sm90_t128x64x64_c1x1
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // silu_rowbias_mul_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8
@@ -24,7 +24,7 @@ extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_serial_sm90_t128x64x64_c1x1_c
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // silu_rowbias_mul_f16_stream_k_sm90_t128x64x64_c1x1_coop_sauto_a8
@@ -32,7 +32,7 @@ extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_stream_k_sm90_t128x64x64_c1x1
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_stream_k_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 
@@ -50,7 +50,7 @@ extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_parallel_sm90_t64x128x64_c1x1
   return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // silu_rowbias_mul_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8
@@ -58,6 +58,6 @@ extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_serial_sm90_t64x128x64_c1x1_p
   return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::run(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8

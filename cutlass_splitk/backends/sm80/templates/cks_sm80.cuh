@@ -9,6 +9,7 @@
 //   cks_epilogue.cuh   FusedEpilogue: act, E_op, bias, permute; vector I/O   shared
 //   cks_host.cuh       ABI check, device selection, smem limit, PDL setting  shared
 //   cks_reduction.cuh  parallel split-K's reduction kernel and its launch    shared
+//   cks_replay.cuh     a repeated argument block's launches replayed as a graph shared
 //   sm80_config.cuh    VariantConfig
 //   sm80_serial.cuh    SerialVisitor, SerialSplitKKernel
 //   sm80_gemm.cuh      Common, SerialGemm, ParallelGemm
@@ -30,6 +31,7 @@
 #include "cks_epilogue.cuh"
 #include "cks_host.cuh"
 #include "cks_reduction.cuh"
+#include "cks_replay.cuh"
 #include "sm80_config.cuh"
 #include "sm80_serial.cuh"
 #include "sm80_gemm.cuh"

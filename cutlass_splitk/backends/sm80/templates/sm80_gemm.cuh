@@ -128,7 +128,7 @@ struct SerialGemm {
         cutlass::layout::RowMajor(Cfg::kPermute == Permute::kNone ? a.ldd : a.n));
 
     int smem = int(sizeof(typename Kernel::SharedStorage));
-    status = configure<Cfg>(cutlass::Kernel2<Kernel>, smem);
+    status = configure<Cfg>(cutlass::Kernel2<Kernel>, smem, a.device);
     if (status != CKS_OK) return status;
     dim3 grid = Cfg::Swizzle::get_grid_shape(plan.grid_tiled_shape);
     cutlass::Kernel2<Kernel><<<grid, Kernel::kThreadCount, smem, stream>>>(params);
@@ -175,7 +175,7 @@ struct ParallelGemm {
 
     Pdl const pdl = pdl_mode(a.device);
     int smem = int(sizeof(typename Kernel::SharedStorage));
-    status = configure<Cfg>(partial_gemm_kernel<Kernel>, smem);
+    status = configure<Cfg>(partial_gemm_kernel<Kernel>, smem, a.device);
     if (status != CKS_OK) return status;
     dim3 grid = Cfg::Swizzle::get_grid_shape(params.grid_tiled_shape);
     partial_gemm_kernel<Kernel><<<grid, Kernel::kThreadCount, smem, stream>>>(

@@ -7,6 +7,7 @@
 //   cks_epilogue.cuh                FusedEpilogue: act, E_op, bias, permute          shared
 //   cks_reduction.cuh               parallel split-K's reduction kernel + launch    shared
 //   cks_plan_cache.cuh              launch plans remembered per entry point          shared
+//   cks_replay.cuh                  a repeated argument block replayed as a CUDA graph  shared
 //   sm90_config.cuh                 GemmConfig, VariantConfig, the main loop
 //   sm90_launch.cuh                 SM count, checks, kernel launch with clusters
 //   sm90_epilogue.cuh               FusedWarpEpilogue (serial, stream-K)
@@ -21,6 +22,7 @@
 #include "cks_epilogue.cuh"
 #include "cks_host.cuh"
 #include "cks_reduction.cuh"
+#include "cks_replay.cuh"
 #include "sm90_config.cuh"
 #include "sm90_launch.cuh"
 #include "sm90_epilogue.cuh"

@@ -76,11 +76,12 @@ struct SplitKGemm {
     return args;
   }
 
-  // What a launch needs: the arguments (initialize_workspace reads them every launch) and the
-  // kernel's parameters with their TMA descriptors.
+  // What a launch needs: the arguments (initialize_workspace reads them), the kernel's
+  // parameters with their TMA descriptors, and the workspace size (none: nothing to zero).
   struct Plan {
     typename Kernel::Arguments args;
     typename Kernel::Params params;
+    int64_t workspace_bytes;
   };
 
   // Checks the problem and fills q and args (everything but the kernel's parameters).
@@ -118,13 +119,18 @@ struct SplitKGemm {
                                              " bytes of workspace");
       if (int s = select_device(a)) return s;
       p.params = Kernel::to_underlying_arguments(p.args, a.partials);
+      p.workspace_bytes = q.partial_bytes;
       plans.insert(a, p);
     } else if (int s = select_device(a)) {
       return s;
     }
-    if (int s = status(Kernel::initialize_workspace(p.args, a.partials, stream), "sm90 workspace initialization"))
-      return s;
-    return launch<Kernel>(p.params, stream, "sm90 split-K GEMM launch");
+    // With no workspace (data-parallel tiles: split 1) there is nothing to zero, and CUTLASS's
+    // initialize_workspace would only recompute the scheduler's parameters on the host.
+    if (p.workspace_bytes > 0) {
+      if (int s = status(Kernel::initialize_workspace(p.args, a.partials, stream), "sm90 workspace initialization"))
+        return s;
+    }
+    return launch<Kernel>(p.params, a.device, stream, "sm90 split-K GEMM launch");
   }
 };
 

@@ -56,12 +56,12 @@ int prepare(CksArgs const& a, typename FusedEpilogue<Cfg>::Params& epi) {
 
 inline int tiles(int extent, int tile) { return (extent + tile - 1) / tile; }
 
-// Launches a CUTLASS 3.x kernel with its cluster shape; the dynamic shared memory limit is
-// raised once per device and kernel (cks::configure).
+// Launches a CUTLASS 3.x kernel with its cluster shape on `device` (the current device); the
+// dynamic shared memory limit is raised once per device and kernel (cks::configure).
 template <class Kernel>
-int launch(typename Kernel::Params const& params, cudaStream_t stream, char const* what) {
+int launch(typename Kernel::Params const& params, int device, cudaStream_t stream, char const* what) {
   int const smem = Kernel::SharedStorageSize;
-  if (int s = configure<Kernel>(cutlass::device_kernel<Kernel>, smem)) return s;
+  if (int s = configure<Kernel>(cutlass::device_kernel<Kernel>, smem, device)) return s;
   cudaLaunchConfig_t config = {};
   config.gridDim = Kernel::get_grid_shape(params);
   config.blockDim = Kernel::get_block_shape();
@@ -74,8 +74,7 @@ int launch(typename Kernel::Params const& params, cudaStream_t stream, char cons
   attribute[0].val.clusterDim.z = 1;
   config.attrs = attribute;
   config.numAttrs = 1;
-  cudaLaunchKernelEx(&config, cutlass::device_kernel<Kernel>, params);
-  return launched(what);
+  return launched(cudaLaunchKernelEx(&config, cutlass::device_kernel<Kernel>, params), what);
 }
 
 }  // namespace sm90

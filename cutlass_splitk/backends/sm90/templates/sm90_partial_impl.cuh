@@ -54,7 +54,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
   key.batches = batches;
   key.partials = partials;
   typename Kernel::Params params;
-  if (plans.find(key, params)) return sm90::launch<Kernel>(params, stream, "sm90 partial GEMM launch");
+  if (plans.find(key, params)) return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
   int64_t const ld = partial_ld(a.n);
   typename Kernel::Arguments args;
   args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
@@ -83,7 +83,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
     return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this partial GEMM (can_implement)");
   params = Kernel::to_underlying_arguments(args, nullptr);
   plans.insert(key, params);
-  return sm90::launch<Kernel>(params, stream, "sm90 partial GEMM launch");
+  return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
 }
 
 }  // namespace sm90
