@@ -2,7 +2,7 @@
 (``cks_<variant>_query`` / ``_run`` for every variant of an op, plus the library-level ones),
 compiled by the host C compiler, doing no CUDA. ``run`` copies the CksArgs it was given and
 counts calls (``cks_fake_last_args``, ``cks_fake_calls``); ``query`` reports the workspace a
-real variant would ask for (serial: 4 KiB of semaphores when split > 1; parallel: 1 MiB of
+real variant would ask for (serial: 4 KiB of semaphores and 1 MiB of partials when split > 1; parallel: 1 MiB of
 partials). ``FakePlatform`` stands in for the GPU the runtime would ask about. Used by
 ``benchmarks/host_overhead.py --fake`` (the call path's CPU cost with the ctypes boundary
 included) and by the CPU tests.
@@ -69,7 +69,7 @@ static int query(const void* args, void* q, int serial) {
   ((int32_t*)q)[0] = split;
   ((int32_t*)q)[1] = ((int32_t*)q)[2] = 1;
   ((int64_t*)q)[2] = serial && split > 1 ? 4096 : 0;
-  ((int64_t*)q)[3] = serial ? 0 : (1 << 20);
+  ((int64_t*)q)[3] = !serial || split > 1 ? (1 << 20) : 0;
   return 0;
 }
 static int run(const void* args, void* stream) {

@@ -47,7 +47,7 @@ class Recorder:
         def query(args, q):  # the workspace a real variant asks for
             split = args._obj.split_k
             q._obj.semaphore_bytes = 4 * 6 if serial and split > 1 else 0
-            q._obj.partial_bytes = 0 if serial else 4 * split * M * N
+            q._obj.partial_bytes = (4 * M * N if split > 1 else 0) if serial else 4 * split * M * N
             return 0
         return query
 

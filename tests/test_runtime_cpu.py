@@ -248,9 +248,10 @@ def test_real_query_partitions_match_the_dispatch_model(real_tiny):
 def test_real_query_workspace_sizes(real_tiny):
     serial, parallel = MINIMAL_VARIANTS
     status, _, q = _query(real_tiny, serial, 100, 136, 1000, 3)
-    assert (status, q.k_partitions, q.semaphore_bytes, q.partial_bytes) == (0, 3, 4 * 2 * 3, 0)
+    # semaphores per tile, and the f32 running partial (M rows of N rounded up to 4 floats)
+    assert (status, q.k_partitions, q.semaphore_bytes, q.partial_bytes) == (0, 3, 4 * 2 * 3, 4 * 100 * 136)
     status, _, q = _query(real_tiny, serial, 100, 136, 1000, 1)
-    assert (status, q.k_partitions, q.semaphore_bytes) == (0, 1, 0)  # no semaphores without a split
+    assert (status, q.k_partitions, q.semaphore_bytes, q.partial_bytes) == (0, 1, 0, 0)  # no workspace without a split
     status, _, q = _query(real_tiny, parallel, 100, 136, 1000, 3)
     assert (status, q.semaphore_bytes, q.partial_bytes) == (0, 0, 4 * 3 * 100 * 136)
 

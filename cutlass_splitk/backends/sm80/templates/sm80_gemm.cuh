@@ -67,6 +67,10 @@ struct Common {
       cutlass::epilogue::thread::LinearCombination<ElementC, kCountC, float, float>,
       typename Cfg::Swizzle, Cfg::kStages, cutlass::arch::OpMultiplyAdd>::GemmKernel;
 
+  // The leading dimension (floats) of the float32 partials both strategies keep in the
+  // workspace: N rounded up to 4, so that every 16-byte vector of a row is aligned.
+  static int64_t partial_ld(CksArgs const& a) { return (int64_t(a.n) + 3) / 4 * 4; }
+
   // can_implement + the K partitioning, shared by both strategies' query().
   static int query(CksArgs const& a, CksQuery& q) {
     if (int status = check_abi(a)) return status;
@@ -98,7 +102,9 @@ struct SerialGemm {
 
   static int query(CksArgs const& a, CksQuery& q) {
     if (int status = C::query(a, q)) return status;
-    q.semaphore_bytes = q.k_partitions > 1 ? int64_t(sizeof(int)) * q.tiles_m * q.tiles_n : 0;
+    bool const split = q.k_partitions > 1;
+    q.semaphore_bytes = split ? int64_t(sizeof(int)) * q.tiles_m * q.tiles_n : 0;
+    q.partial_bytes = split ? int64_t(sizeof(float)) * a.m * C::partial_ld(a) : 0;  // the running partial
     return CKS_OK;
   }
 
@@ -112,6 +118,9 @@ struct SerialGemm {
       return fail(CKS_ERROR_WORKSPACE, "serial split-K needs " +
                                            std::to_string(q.semaphore_bytes) +
                                            " bytes of zeroed semaphores");
+    if (q.partial_bytes && (q.partial_bytes > a.partial_bytes || !a.partials || !aligned(a.partials, 16)))
+      return fail(CKS_ERROR_WORKSPACE, "serial split-K needs " + std::to_string(q.partial_bytes) +
+                                           " bytes of 16-byte aligned float32 partials");
     auto plan = C::plan(a);
     typename Kernel::Params params;
     params.problem_size = plan.problem_size;
@@ -124,6 +133,8 @@ struct SerialGemm {
     params.ptr_B = a.b;
     params.semaphore = static_cast<int*>(a.semaphores);
     FusedEpilogue<Cfg>::init_host(params.visitor.epi, a);
+    params.visitor.partials = static_cast<float*>(a.partials);
+    params.visitor.partial_ld = C::partial_ld(a);
     params.visitor.iterator = typename Visitor::OutputTileIterator::Params(
         cutlass::layout::RowMajor(Cfg::kPermute == Permute::kNone ? a.ldd : a.n));
 
@@ -144,13 +155,10 @@ struct ParallelGemm {
   static int const kPartialAlign = 4;
   using Kernel = typename C::template UniversalKernel<float, kPartialAlign>;
 
-  static int64_t partial_ld(CksArgs const& a) {
-    return (int64_t(a.n) + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
-  }
 
   static int query(CksArgs const& a, CksQuery& q) {
     if (int status = C::query(a, q)) return status;
-    q.partial_bytes = int64_t(sizeof(float)) * q.k_partitions * a.m * partial_ld(a);
+    q.partial_bytes = int64_t(sizeof(float)) * q.k_partitions * a.m * C::partial_ld(a);
     return CKS_OK;
   }
 
@@ -164,7 +172,7 @@ struct ParallelGemm {
       return fail(CKS_ERROR_WORKSPACE, "parallel split-K needs " +
                                            std::to_string(q.partial_bytes) +
                                            " bytes of 16-byte aligned float32 partials");
-    int64_t const ld = partial_ld(a);
+    int64_t const ld = C::partial_ld(a);
     int64_t const slice_stride = int64_t(a.m) * ld;
     typename Kernel::Arguments args(
         cutlass::gemm::GemmUniversalMode::kGemmSplitKParallel, {a.m, a.n, a.k}, a.split_k,

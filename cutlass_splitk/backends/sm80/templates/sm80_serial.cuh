@@ -1,6 +1,12 @@
 // cutlass-splitk sm80 backend, serial split-K (GemmSplitKSerial semantics): an epilogue
 // visitor that applies the shared FusedEpilogue partition by partition, and the kernel that
 // runs CUTLASS's multistage main loop and chains the partitions through a per-tile semaphore.
+//
+// The running partial between partitions is float32, in the workspace's partials (M rows of
+// partial_ld floats, unpermuted); only the last partition writes D. (It used to live in D, in
+// the output type, as CUTLASS's GemmSplitKSerial keeps it: one bf16 rounding per partition,
+// which the config fuzzer caught at split 32 with a sigmoid, element errors up to 0.44 of the
+// output's scale.)
 #pragma once
 
 #include <cstdint>
@@ -30,7 +36,13 @@ class SerialVisitor {
   struct Params {
     typename Epi::Params epi;
     typename OutputTileIterator::Params iterator;
+    float* partials = nullptr;  // the running partial (when the K extent is split)
+    int64_t partial_ld = 0;
   };
+
+  // The running partial is accessed 4 floats (16 bytes) at a time, or the whole vector when
+  // it is shorter: partial_ld is a multiple of 4 and columns are multiples of the vector.
+  static int const kChunk = kElementsPerAccess < 4 ? kElementsPerAccess : 4;
   struct SharedStorage {};
 
  private:
@@ -64,17 +76,30 @@ class SerialVisitor {
     AccumulatorFragment v;
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kElementsPerAccess; ++i) v[i] = p.alpha * accum[i];
-    int64_t const offset = Epi::offset_d(p, row, col);
+    int64_t const at = int64_t(row) * params_.partial_ld + col;  // in the partials (split K only)
     if (first_) {
       Epi::add_source(p, row, col, v);
     } else {
       // Running partial written by the previous partition (another CTA): bypass L1.
-      AccumulatorFragment partial = load_vec<ElementOutput, kElementsPerAccess, true>(p.d + offset);
       CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kElementsPerAccess; ++i) v[i] += partial[i];
+      for (int c = 0; c < kElementsPerAccess; c += kChunk) {
+        cutlass::Array<float, kChunk> part = load_vec<float, kChunk, true>(params_.partials + at + c);
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kChunk; ++i) v[c + i] += part[i];
+      }
     }
-    if (last_) Epi::finish(p, row, col, v);
-    store_vec<ElementOutput, kElementsPerAccess>(p.d + offset, v);
+    if (last_) {
+      Epi::finish(p, row, col, v);
+      store_vec<ElementOutput, kElementsPerAccess>(p.d + Epi::offset_d(p, row, col), v);
+    } else {
+      CUTLASS_PRAGMA_UNROLL
+      for (int c = 0; c < kElementsPerAccess; c += kChunk) {
+        cutlass::Array<float, kChunk> part;
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kChunk; ++i) part[i] = v[c + i];
+        store_vec<float, kChunk>(params_.partials + at + c, part);
+      }
+    }
   }
 
   CUTLASS_DEVICE void end_row(int) {}
