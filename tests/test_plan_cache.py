@@ -1,7 +1,8 @@
 """The C side's plan cache (templates/cks_plan_cache.cuh) and replay cache (cks_replay_cache.cuh),
-compiled as host C++ with the
-system compiler and run: hits need every byte of the key, the least recently used plan makes
-room, and concurrent callers see whole plans. The GPU tests run it inside the sm90 entry points."""
+compiled as host C++ with the system compiler and run: hits need every byte of the key, the least
+recently used entry makes room (a replay cache destroying its recording), and concurrent callers
+see whole plans and only their own, live recordings. The GPU tests run them inside the entry
+points."""
 
 from __future__ import annotations
 

@@ -203,12 +203,9 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     new, out = tuple.__new__, []
     for split in splits:
         launches = 1
-        if parallel:  # sm90_slices, inline (this loop is on every first call's path)
-            unit = 64 if k % 64 == 0 else 8
-            k_len = -(-k // split)
-            k_len = -(-k_len // unit) * unit
-            rem = k % k_len
-            parts = k // k_len + (rem > 0)
+        if parallel:
+            k_len, full, rem = sm90_slices(k, split)
+            parts = full + (rem > 0)
             launches += rem > 0
         elif stream_k:  # the K iterations of every tile spread evenly over the SMs
             parts, k_len = 1, k
