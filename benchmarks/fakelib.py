@@ -2,8 +2,8 @@
 (``cks_<variant>_query`` / ``_run`` for every variant of an op, plus the library-level ones),
 compiled by the host C compiler, doing no CUDA. ``run`` copies the CksArgs it was given and
 counts calls (``cks_fake_last_args``, ``cks_fake_calls``); ``query`` reports the workspace a
-real variant would ask for (serial: 4 KiB of semaphores and 1 MiB of partials when split > 1; parallel: 1 MiB of
-partials). ``FakePlatform`` stands in for the GPU the runtime would ask about. Used by
+real variant would ask for (serial: 4 KiB of semaphores and 1 MiB of partials when split > 1;
+parallel: 1 MiB of partials). ``FakePlatform`` stands in for the GPU the runtime would ask about. Used by
 ``benchmarks/host_overhead.py --fake`` (the call path's CPU cost with the ctypes boundary
 included) and by the CPU tests.
 

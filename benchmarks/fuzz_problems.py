@@ -355,7 +355,7 @@ def run_problem(op: Any, spec: OpSpec, p: Problem, device: Any, recorder: Record
         results.append(res)
         plans.append(recorder.ran())
     res, plan = results[0], plans[0]
-    tol = TOL  # every mode of both backends keeps f32 partials
+    tol = TOL  # one tolerance: every mode of both backends keeps f32 partials
     info = {"plan": plan, "tol": tol}
     if tuple(res.shape) != tuple(ref.shape):
         return dict(info, kind="wrong", error=f"shape {tuple(res.shape)}, expected {tuple(ref.shape)}")

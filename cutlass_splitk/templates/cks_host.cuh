@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cks_error.cuh"
@@ -50,10 +51,16 @@ int configure(KernelFn kernel, int smem_bytes, int device) {
 // Programmatic dependent launch between a partial GEMM and the reduction: on sm_90+
 // devices unless CUTLASS_SPLITK_PDL=0; CUTLASS_SPLITK_PDL=early also triggers it at the
 // start of every GEMM CTA (read at every launch, for A/B timing and debugging).
+// Whether environment variable `name` is set to exactly `value` (read at every call).
+inline bool env_is(char const* name, char const* value) {
+  char const* env = std::getenv(name);
+  return env != nullptr && std::strcmp(env, value) == 0;
+}
+
 enum class Pdl { kOff, kOn, kEarly };
 inline Pdl pdl_mode(int device) {
   char const* env = std::getenv("CUTLASS_SPLITK_PDL");
-  if (env && env[0] == '0' && env[1] == '\0') return Pdl::kOff;
+  if (env != nullptr && std::strcmp(env, "0") == 0) return Pdl::kOff;
   // The device's major compute capability, read once per device (0: not read yet).
   static std::atomic<int> majors[64];
   std::atomic<int>& slot = majors[device & 63];
@@ -66,7 +73,7 @@ inline Pdl pdl_mode(int device) {
     slot.store(major, std::memory_order_relaxed);
   }
   if (major < 9) return Pdl::kOff;
-  return env && std::string(env) == "early" ? Pdl::kEarly : Pdl::kOn;
+  return env != nullptr && std::strcmp(env, "early") == 0 ? Pdl::kEarly : Pdl::kOn;
 }
 
 // The checks every backend makes of the problem and the A, B operands (sizes, pointers and

@@ -19,7 +19,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -32,10 +31,7 @@ namespace cks {
 
 // CUTLASS_SPLITK_GRAPHS=0 turns replays off (read at every call, like CUTLASS_SPLITK_PDL, for
 // A/B timing and debugging).
-inline bool replay_enabled() {
-  char const* env = std::getenv("CUTLASS_SPLITK_GRAPHS");
-  return !(env && env[0] == '0' && env[1] == '\0');
-}
+inline bool replay_enabled() { return !env_is("CUTLASS_SPLITK_GRAPHS", "0"); }
 
 // What a recording is a pure function of: the argument block and the launch settings read from
 // the environment (the PDL mode), so that changing the setting records anew.

@@ -67,9 +67,12 @@ struct Common {
       cutlass::epilogue::thread::LinearCombination<ElementC, kCountC, float, float>,
       typename Cfg::Swizzle, Cfg::kStages, cutlass::arch::OpMultiplyAdd>::GemmKernel;
 
-  // The leading dimension (floats) of the float32 partials both strategies keep in the
-  // workspace: N rounded up to 4, so that every 16-byte vector of a row is aligned.
-  static int64_t partial_ld(CksArgs const& a) { return (int64_t(a.n) + 3) / 4 * 4; }
+  // The float32 partials both strategies keep in the workspace: rows of N rounded up to
+  // kPartialAlign floats, so that every 16-byte vector of a row is aligned.
+  static int const kPartialAlign = 4;
+  static int64_t partial_ld(CksArgs const& a) {
+    return (int64_t(a.n) + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
+  }
 
   // can_implement + the K partitioning, shared by both strategies' query().
   static int query(CksArgs const& a, CksQuery& q) {
@@ -151,10 +154,8 @@ template <class Cfg>
 struct ParallelGemm {
   using C = Common<Cfg>;
   using Element = typename Cfg::Element;
-  // float partials, 16-byte stores; the workspace's leading dimension is padded to match.
-  static int const kPartialAlign = 4;
-  using Kernel = typename C::template UniversalKernel<float, kPartialAlign>;
-
+  // float partials, 16-byte stores (C::partial_ld pads the workspace's rows to match)
+  using Kernel = typename C::template UniversalKernel<float, C::kPartialAlign>;
 
   static int query(CksArgs const& a, CksQuery& q) {
     if (int status = C::query(a, q)) return status;
