@@ -90,15 +90,30 @@ def have_compiler() -> bool:
     return shutil.which("cc") is not None or shutil.which("gcc") is not None
 
 
-def build_fake(spec: Any, directory: Path) -> Path:
-    """Compiles the fake library of ``spec`` (an OpSpec) into ``directory``; returns its path."""
+RANK = r"""
+}  // extern "C"
+#include "cks_timemodel.h"
+extern "C" int cks_rank(CksModel const* model, CksModelVariant const* variants, int variant_count,
+                        int32_t const* splits, int64_t m, int64_t n, int64_t k, int32_t only_split,
+                        CksRanked* out, int capacity) {
+  return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
+}
+"""
+TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
+
+
+def build_fake(spec: Any, directory: Path, rank: bool = True) -> Path:
+    """Compiles the fake library of ``spec`` (an OpSpec) into ``directory``; returns its path.
+    ``rank``: with the real ``cks_rank`` (the time model in C, as every built library has it),
+    where a C++ compiler is found."""
     directory.mkdir(parents=True, exist_ok=True)
-    source = directory / f"fake_{spec.name}.c"
+    cxx = shutil.which("c++") or shutil.which("g++") if rank else None
+    source = directory / f"fake_{spec.name}.{'cpp' if cxx else 'c'}"
     text = HEADER + "".join(ENTRY.format(name=v.name, serial=int(v.mode.value == "serial")) for v in spec.variants)
-    source.write_text(text)
+    source.write_text('extern "C" {' + text + RANK if cxx else text)
     so = directory / f"libfake_{spec.name}.so"
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(so), str(source)], check=True)
+    compiler = cxx or shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", f"-I{TEMPLATES}", "-o", str(so), str(source)], check=True)
     return so
 
 

@@ -730,6 +730,26 @@ def test_dispatch_runs_the_best_candidate():
     assert [kind for kind, _, _ in op.bound.calls] == ["query", "run", "run"]
 
 
+def test_a_signature_is_prepared_on_its_second_sighting(monkeypatch):
+    """The first call of a signature only notes it (fastpath.SEEN: no output template, no argument
+    bytes), the second takes the full path again and prepares it, the third is a fast call."""
+    from cutlass_splitk.runtime import fastpath, torch_path
+
+    op = make_op("linear_f16")
+    full = []
+    real = torch_path.call
+    monkeypatch.setattr(torch_path, "call", lambda *args, **kw: full.append(1) or real(*args, **kw))
+    a, b = a_(), w_()
+    op(a, b, split_k=2)
+    assert list(op.prepared.values()) == [fastpath.SEEN] and len(full) == 1
+    op(a, b, split_k=2)
+    (prepared,) = op.prepared.values()
+    assert isinstance(prepared, fastpath.Prepared) and prepared.split == 2 and len(full) == 2
+    out = op(a, b, split_k=2)
+    assert len(full) == 2 and out.shape == (M, N)
+    assert [kind for kind, _, _ in op.bound.calls] == ["query", "run", "run", "run"]
+
+
 def test_repeated_signature_takes_the_fast_path():
     """A call repeating a signature runs the cached plan with the same arguments, only the
     pointers updated: no query, no new plan, and the C structure equals the full path's."""

@@ -1,11 +1,12 @@
-"""ctypes mirror of ``templates/cks_abi.h`` and the binding of one generated library."""
+"""ctypes mirror of ``templates/cks_abi.h`` (and ``cks_timemodel.h``) and the binding of one
+generated library."""
 
 from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional
 
 from ..artifact import ABI_VERSION
 
@@ -64,6 +65,28 @@ class CksQuery(ctypes.Structure):
     ]
 
 
+class CksModel(ctypes.Structure):
+    """timemodel.py's constants and the device's figures (cks_timemodel.h)."""
+
+    _fields_ = [(name, ctypes.c_double) for name in (
+        "launch_us", "reduce_launch_us", "fixup_latency_us", "fixup_us_per_element", "l2_factor",
+        "wave_overhead_us", "reduce_bw_fraction", "sm90_flops_per_sm", "sm90_eff_exponent", "sm90_bw_fraction",
+        "sm90_sm_bytes_per_s", "sm90_k_depth_exponent", "sm90_l2_factor", "sm90_wave_overhead_us",
+        "sm90_fixup_latency_us", "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element",
+        "sm90_streamk_us", "sm90_streamk_fraction", "bandwidth", "mma_flops_per_sm")] + [("sm_count", ctypes.c_int64)]
+
+
+class CksModelVariant(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int32) for name in ("backend", "mode", "tm", "tn", "tk", "cm", "cn", "occupancy")] + [
+        ("tile_efficiency", ctypes.c_double)] + [
+        (name, ctypes.c_int32) for name in ("name_order", "first_split", "split_count", "reserved")]
+
+
+class CksRanked(ctypes.Structure):
+    _fields_ = [("variant", ctypes.c_int32), ("split", ctypes.c_int32), ("parts", ctypes.c_int32),
+                ("reserved", ctypes.c_int32), ("predicted_us", ctypes.c_double)]
+
+
 QueryFn = Callable[[ctypes.c_void_p, ctypes.c_void_p], int]
 
 
@@ -77,6 +100,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
+    rank: Optional[Callable[..., int]] = None  # cks_rank (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -106,8 +130,21 @@ def bind(path: Path, variant_names) -> BoundLibrary:
         query[name] = q
         run[name] = r
     return BoundLibrary(path, handle, int(handle.cks_abi_version()),
-                        handle.cks_describe().decode("utf-8", "replace"), query, run)
+                        handle.cks_describe().decode("utf-8", "replace"), query, run, bind_rank(handle))
 
 
-__all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksQuery", "STATUS_CUDA", "STATUS_INVALID_PROBLEM",
-           "STATUS_NAMES", "bind"]
+def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
+    """The library's ``cks_rank`` (the time model in C), or None where it was built without it."""
+    try:
+        fn = handle.cks_rank
+    except AttributeError:
+        return None
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.POINTER(CksModel), ctypes.POINTER(CksModelVariant), ctypes.c_int,
+                   ctypes.POINTER(ctypes.c_int32), ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32,
+                   ctypes.POINTER(CksRanked), ctypes.c_int]
+    return fn
+
+
+__all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked", "STATUS_CUDA", "STATUS_INVALID_PROBLEM",
+           "STATUS_NAMES", "bind", "bind_rank"]

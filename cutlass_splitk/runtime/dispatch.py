@@ -1,17 +1,24 @@
 """Choosing a variant, a split mode and a split factor for one problem: every (variant, split)
 the call allows and the device can run, ranked by the time model (timemodel.py), smallest
 predicted time first; plus the validation of a call's split_k / mode / variant.
+
+:func:`rank` evaluates the model in Python (with each candidate's figures, for ``explain``);
+:class:`NativeRanking` gets the same order from the library's ``cks_rank`` (the model in C,
+templates/cks_timemodel.h), which is what a call's first launch of a new problem uses.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+import ctypes
+import struct
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..spec import Backend, KernelVariant, SplitMode
+from . import abi, timemodel
 from .timemodel import Candidate, DeviceInfo, predict_splits
 
-__all__ = ["Candidate", "DeviceInfo", "allowed", "filter_variants", "native_backends", "ptx_backends", "rank", "runs_on",
-           "why_not"]
+__all__ = ["Candidate", "DeviceInfo", "NativeRanking", "allowed", "filter_variants", "native_backends", "ptx_backends",
+           "rank", "runnable", "runs_on", "why_not"]
 
 
 def native_backends(archs: Sequence[int], dev: DeviceInfo) -> Tuple[Backend, ...]:
@@ -54,14 +61,7 @@ def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceI
     """All (variant, split) candidates, best first. ``split`` restricts the split factor;
     with ``archs`` (the op's sm80 targets) only variants with native code for ``dev`` are
     ranked, or, where there are none, the sm80 variants its PTX JIT can run."""
-    variants = list(variants)
-    if archs is not None:
-        backends = native_backends(archs, dev)
-        native = [v for v in variants if v.params.BACKEND in backends]
-        if not native:
-            backends = ptx_backends(archs, dev)
-            native = [v for v in variants if v.params.BACKEND in backends]
-        variants = native
+    variants = list(variants) if archs is None else runnable(variants, archs, dev)
     out: List[Candidate] = []
     for v in variants:
         if split is None:
@@ -70,6 +70,71 @@ def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceI
             out += predict_splits(v, m, n, k, (split,), dev)
     out.sort(key=_order)
     return out
+
+
+def runnable(variants: Iterable[KernelVariant], archs: Sequence[int], dev: DeviceInfo) -> List[KernelVariant]:
+    """The variants with native code for ``dev`` or, where there are none, the sm80 variants its
+    PTX JIT can run."""
+    variants = list(variants)
+    backends = native_backends(archs, dev)
+    native = [v for v in variants if v.params.BACKEND in backends]
+    if not native:
+        backends = ptx_backends(archs, dev)
+        native = [v for v in variants if v.params.BACKEND in backends]
+    return native
+
+
+_RANKED = struct.Struct("<iiiid")  # CksRanked
+assert _RANKED.size == ctypes.sizeof(abi.CksRanked), "CksRanked layout changed"
+_C_MODES = {SplitMode.SERIAL: 0, SplitMode.PARALLEL: 1, SplitMode.STREAM_K: 2}
+
+
+class NativeRanking:
+    """``rank(variants, ..., archs)``'s order of (variant name, split), computed by a library's
+    ``cks_rank`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
+    Built once per (variant pool, device): the model's constants, the runnable variants' figures
+    and their splits as ctypes arrays."""
+
+    def __init__(self, fn: Callable[..., int], variants: Iterable[KernelVariant], archs: Sequence[int],
+                 dev: DeviceInfo):
+        pool = runnable(variants, archs, dev)
+        self._fn = fn
+        self._names = [v.name for v in pool]
+        order = {name: i for i, name in enumerate(sorted(self._names))}
+        self._model = abi.CksModel(*(getattr(timemodel, f.upper()) for f, _ in abi.CksModel._fields_[:-3]),
+                                   dev.bandwidth, dev.mma_flops_per_sm, dev.sm_count)
+        splits: List[int] = []
+        rows = []
+        for v in pool:
+            tm, tn, tk = v.tile
+            sm90 = v.backend is Backend.SM90
+            cm, cn = v.params.cluster if sm90 else (1, 1)
+            rows.append((90 if sm90 else 80, _C_MODES[v.mode], tm, tn, tk, cm, cn, timemodel.occupancy(v),
+                         timemodel.tile_efficiency(v), order[v.name], len(splits), len(v.splits), 0))
+            splits += v.splits
+        self._variants = (abi.CksModelVariant * max(1, len(rows)))(*rows)
+        self._splits = (ctypes.c_int32 * max(1, len(splits)))(*splits)
+        self._count = len(rows)
+        self._capacity = len(splits)
+
+    def order(self, m: int, n: int, k: int, split: Optional[int] = None) -> List[Tuple[str, int]]:
+        """(variant name, split), best first."""
+        names = self._names
+        return [(names[v], s) for v, s, _, _, _ in self._rank(m, n, k, split)]
+
+    def scored(self, m: int, n: int, k: int, split: Optional[int] = None) -> List[Tuple[str, int, int, float]]:
+        """(variant name, split, partitions, predicted µs), best first."""
+        names = self._names
+        return [(names[v], s, parts, us) for v, s, parts, _, us in self._rank(m, n, k, split)]
+
+    def _rank(self, m: int, n: int, k: int, split: Optional[int]) -> Iterator[Tuple[int, int, int, int, float]]:
+        out = (abi.CksRanked * max(1, self._capacity))()
+        count = self._fn(ctypes.byref(self._model), self._variants, self._count, self._splits, m, n, k, split or 0,
+                         out, self._capacity)
+        if count < 0:
+            raise RuntimeError(f"cks_rank: {self._capacity} candidates did not fit")  # a bug, not an input error
+        # the CksRanked rows as tuples (struct unpacks them in C; ctypes field reads cost ~0.1 us each)
+        return _RANKED.iter_unpack(memoryview(out).cast("B")[:count * _RANKED.size])
 
 
 def _order(c: Candidate) -> Tuple[float, str, int]:

@@ -3,7 +3,7 @@
 A call takes one of three ways:
 
 * torch tensors whose signature (shapes, strides, dtypes, devices, keyword values) ran
-  before: the fast path (:mod:`.fastpath`), which re-checks only what depends on the pointers;
+  twice before: the fast path (:mod:`.fastpath`), which re-checks only what depends on the pointers;
 * other torch tensors: the full path (:mod:`.torch_path`): every check, a plan for a new
   problem, torch's current stream and caching allocator; it remembers the signature;
 * any other CUDA array (DLPack or ``__cuda_array_interface__``): :mod:`.array_path`, on the
@@ -76,7 +76,7 @@ class Op:
         self.keywords: Tuple[str, ...] = tuple(allowed)
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
         self.launcher = Launcher(spec, bound, library.workspace, self.platform, self.tuner)
-        self.prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # signature -> fastpath.Prepared
+        self.prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # signature -> fastpath.Prepared (or SEEN)
         self._lookup = self.prepared.lookup
         self._pools: BoundedCache[tuple, List[KernelVariant]] = BoundedCache(POOL_CACHE_SIZE)
         self._torch = _bind_torch()

@@ -4,6 +4,11 @@ the first call of every new problem: it is written for host time (each variant's
 pass, the ``detail`` text formatted only when read). It needs only the problem, the device's SM count and memory bandwidth, and each variant's tile,
 so it runs on the CPU with fake device properties (see tests/test_dispatch.py).
 
+The libraries evaluate the same model in C for a call's first launch of a new problem
+(``templates/cks_timemodel.h``, exported as ``cks_rank``; dispatch.NativeRanking passes it this
+module's constants): **a change to the arithmetic below must be made there too**, in the same
+order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
+
 Model (all times in microseconds):
 
 * K partitioning follows CUTLASS: ``gemm_k_size = round_up(ceil(K / split), 64)`` (64 =

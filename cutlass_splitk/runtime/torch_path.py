@@ -39,7 +39,8 @@ def check_tensor(op: str, name: str, t: Any, dtype: torch.dtype, ndim: int, devi
 
 def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple], scratch: bool = False) -> Any:
     """Validates everything, plans on a new problem, and remembers the signature ``sig``
-    for the fast path when the operands ran in place. ``scratch``: take the workspace per
+    for the fast path when the operands ran in place (noted the first time, prepared the
+    second: fastpath.Seen). ``scratch``: take the workspace per
     call rather than from the library's cache (see torch_op.register)."""
     if torch.compiler.is_compiling():
         if kwargs.get("out") is not None:
@@ -68,7 +69,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
         check("out", out, len(out_shape), device, out_shape)
         operands.check_out_overlap(op.name, ep.permute, out, a, b, c, bias, e)
     else:
-        out = torch.empty(out_shape, dtype=dtype, device=device)
+        out = a.new_empty(out_shape)  # a's dtype and device (checked); cheaper than torch.empty(...)
     if m == 0 or n == 0:
         return out
     if k == 0:  # the product is zero; the epilogue still applies
@@ -83,7 +84,9 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
     if ops.d is not out:
         out.copy_(ops.d[:, :n] if ep.permute is Permute.NONE else ops.d.view(out_shape))
     elif sig is not None and launched is not None:
-        op.prepared.put(sig, fastpath.remember(op, launched, request, out_shape, align, c))
+        # the first sighting is noted, a later one prepares the fast path (see fastpath.Seen)
+        seen = op.prepared.get(sig) is not None
+        op.prepared.put(sig, fastpath.remember(op, launched, request, out_shape, align, c) if seen else fastpath.SEEN)
     return out
 
 

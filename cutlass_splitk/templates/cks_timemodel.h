@@ -1,0 +1,206 @@
+// cutlass-splitk: the dispatcher's time model (runtime/timemodel.py) evaluated in C, for the
+// first call of a new problem (issue 15: ranking every (variant, split) of an op in CPython
+// costs ~1.5 us per candidate, most of a first call's host time).
+//
+// timemodel.py stays the definition: its constants arrive in CksModel (filled from the Python
+// module at load time), its per-variant figures that are not arithmetic on the problem
+// (occupancy, tile efficiency) arrive precomputed, and the arithmetic below repeats the Python
+// expressions in the same order, so that the doubles come out bit for bit the same
+// (tests/test_timemodel_c.py compares both on every shipped variant and thousands of problems).
+// A change to the Python model must be made here too; that test fails until it is.
+//
+// Host C++ only (no CUDA): the tests compile it with the host compiler.
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+#include <algorithm>
+#include <cmath>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The constants of timemodel.py (same names, lower case) and the device's figures.
+typedef struct CksModel {
+  double launch_us, reduce_launch_us, fixup_latency_us, fixup_us_per_element, l2_factor, wave_overhead_us,
+      reduce_bw_fraction;
+  double sm90_flops_per_sm, sm90_eff_exponent, sm90_bw_fraction, sm90_sm_bytes_per_s, sm90_k_depth_exponent,
+      sm90_l2_factor, sm90_wave_overhead_us, sm90_fixup_latency_us, sm90_fixup_us_per_element, sm90_memset_us,
+      sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction;
+  double bandwidth, mma_flops_per_sm;
+  int64_t sm_count;
+} CksModel;
+
+enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
+
+// One variant: backend 80 or 90, split mode, tile, cluster (sm90), occupancy and tile
+// efficiency (sm80, from timemodel.occupancy / tile_efficiency), the position of its name in
+// name order (ties are broken by name, then split, as dispatch.rank does), and its split
+// factors (splits[first .. first + count) of the array passed beside it).
+typedef struct CksModelVariant {
+  int32_t backend, mode, tm, tn, tk, cm, cn, occupancy;
+  double tile_efficiency;
+  int32_t name_order, first_split, split_count, reserved;
+} CksModelVariant;
+
+typedef struct CksRanked {
+  int32_t variant;  // index into the variants passed
+  int32_t split;
+  int32_t parts;
+  int32_t reserved;
+  double predicted_us;
+} CksRanked;
+
+#ifdef __cplusplus
+}
+
+// The Python model rounds after every operation; so must this (no fused multiply-adds, which
+// aarch64 compilers emit by default).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#elif defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+namespace cks {
+namespace model {
+
+inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The candidates of one variant at each of its splits (or only at `only_split` when > 0),
+// appended at out[count...]; returns the new count. Mirrors timemodel._predict_sm90.
+inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t const* splits, int index, int64_t m,
+                        int64_t n, int64_t k, int32_t only_split, CksRanked* out, int count) {
+  int64_t const tm = v.tm, tn = v.tn, tk = v.tk, cm = v.cm, cn = v.cn;
+  int64_t const sms = c.sm_count;
+  double const bw = c.bandwidth;
+  int64_t const tiles = cdiv(m, tm) * cdiv(n, tn);
+  double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
+  double const unique_bytes = 2.0 * double(m * k + k * n);
+  double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
+  double const cta_stream = c.sm90_sm_bytes_per_s * std::pow(double(tk) / 64.0, c.sm90_k_depth_exponent);
+  double const l2_bw = c.sm90_l2_factor * bw;
+  double const flops_per_k = 2.0 * double(tm) * double(tn);
+  double const epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_epilogue_us_per_element;
+  double const fixup = c.sm90_fixup_latency_us + double(tm * tn) * c.sm90_fixup_us_per_element;
+  bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
+  int64_t const k_tiles = std::max<int64_t>(1, cdiv(k, tk));
+  double const reduce_fixed = c.reduce_launch_us + double(m * n) * 2.0 / (c.reduce_bw_fraction * bw) * 1e6;
+  double const reduce_per_part = double(m * n) * 8.0 / (c.reduce_bw_fraction * bw) * 1e6;
+  double const in_kernel = (stream_k ? c.sm90_streamk_us : 0.0) + epilogue;
+  double const mem_full = unique_bytes / (c.sm90_bw_fraction * bw) * 1e6;
+  for (int s = 0; s < v.split_count; ++s) {
+    int64_t const split = splits[v.first_split + s];
+    if (only_split > 0 && split != only_split) continue;
+    int64_t launches = 1, parts, k_len;
+    if (parallel) {  // timemodel.sm90_slices
+      int64_t const unit = k % 64 == 0 ? 64 : 8;
+      k_len = cdiv(cdiv(k, split), unit) * unit;
+      int64_t const full = k / k_len, rem = k % k_len;
+      parts = full + (rem > 0);
+      launches += rem > 0;
+    } else if (stream_k) {
+      parts = 1;
+      k_len = k;
+    } else {
+      parts = split < k_tiles ? split : k_tiles;
+      k_len = cdiv(k, parts);
+    }
+    int64_t const units = tiles * parts;
+    double const streamed = double(units < sms ? units : sms) * cta_stream / bw;
+    double t_mem = streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6;
+    double const t_l2 = double(units) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
+    if (t_l2 > t_mem) t_mem = t_l2;
+    double t_compute;
+    if (stream_k) {
+      t_compute = flops_per_k * double(tiles) * double(k) / (double(sms) * rate) * 1e6 + c.sm90_wave_overhead_us;
+    } else {
+      int64_t const waves = cdiv(units, sms);
+      t_compute = double(waves) * (flops_per_k * double(k_len) / rate * 1e6 + c.sm90_wave_overhead_us);
+    }
+    double const t_main = t_mem > t_compute ? t_mem : t_compute;
+    double extra;
+    if (parallel) {
+      extra = reduce_fixed + double(parts) * reduce_per_part;
+    } else {
+      int64_t const steps = parts - 1;
+      extra = (steps ? double(steps) * fixup + c.sm90_memset_us : 0.0) + in_kernel;
+      if (stream_k) extra += c.sm90_streamk_fraction * t_main;
+    }
+    out[count++] = CksRanked{index, int32_t(split), int32_t(parts), 0,
+                             double(launches) * c.launch_us + t_main + extra};
+  }
+  return count;
+}
+
+// Mirrors timemodel._predict_sm80.
+inline int predict_sm80(CksModel const& c, CksModelVariant const& v, int32_t const* splits, int index, int64_t m,
+                        int64_t n, int64_t k, int32_t only_split, CksRanked* out, int count) {
+  int64_t const tm = v.tm, tn = v.tn;
+  double const bw = c.bandwidth;
+  int64_t const tiles = cdiv(m, tm) * cdiv(n, tn);
+  int64_t const occ = v.occupancy;
+  int64_t const slots = c.sm_count * occ;
+  int64_t const align_k = k % 64 == 0 ? 64 : 8;
+  double const unique_us = 2.0 * double(m * k + k * n) / bw * 1e6;
+  double const l2_bw = c.l2_factor * bw;
+  double const per_cta_rate = c.mma_flops_per_sm * v.tile_efficiency / double(occ);
+  bool const serial = v.mode == CKS_MODEL_SERIAL;
+  double const fixup = c.fixup_latency_us + double(tm * tn) * c.fixup_us_per_element;
+  double const flops_per_k = 2.0 * double(tm) * double(tn) / per_cta_rate * 1e6;
+  double const bytes_per_k = double(tm + tn) * 2.0 / l2_bw * 1e6;
+  double const reduce_fixed = c.reduce_launch_us + double(m * n) * 2.0 / (c.reduce_bw_fraction * bw) * 1e6;
+  double const reduce_per_part = double(m * n) * 8.0 / (c.reduce_bw_fraction * bw) * 1e6;
+  for (int s = 0; s < v.split_count; ++s) {
+    int64_t const split = splits[v.first_split + s];
+    if (only_split > 0 && split != only_split) continue;
+    int64_t gemm_k = 0, parts = 1;  // timemodel.k_partitions
+    if (k > 0) {
+      gemm_k = cdiv(cdiv(k, split), align_k) * align_k;
+      parts = cdiv(k, gemm_k);
+    }
+    int64_t const ctas = tiles * parts;
+    int64_t const waves = cdiv(ctas, slots);
+    double const loads = double(ctas * gemm_k) * bytes_per_k;
+    double const t_mem = unique_us >= loads ? unique_us : loads;  // max(): the first of equals
+    double const t_compute = double(waves) * (double(gemm_k) * flops_per_k + c.wave_overhead_us);
+    double const t_main = t_mem > t_compute ? t_mem : t_compute;
+    double const extra = serial ? double(parts - 1) * fixup : reduce_fixed + double(parts) * reduce_per_part;
+    out[count++] = CksRanked{index, int32_t(split), int32_t(parts), 0, c.launch_us + t_main + extra};
+  }
+  return count;
+}
+
+// Every candidate of `variants`, best first (predicted time, then name, then split); the
+// number written, or -1 if `capacity` is too small.
+inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_count, int32_t const* splits,
+                int64_t m, int64_t n, int64_t k, int32_t only_split, CksRanked* out, int capacity) {
+  int total = 0;
+  for (int i = 0; i < variant_count; ++i) total += variants[i].split_count;
+  if (total > capacity) return -1;
+  int count = 0;
+  for (int i = 0; i < variant_count; ++i) {
+    CksModelVariant const& v = variants[i];
+    count = v.backend == 90 ? predict_sm90(c, v, splits, i, m, n, k, only_split, out, count)
+                            : predict_sm80(c, v, splits, i, m, n, k, only_split, out, count);
+  }
+  std::sort(out, out + count, [variants](CksRanked const& x, CksRanked const& y) {
+    if (x.predicted_us != y.predicted_us) return x.predicted_us < y.predicted_us;
+    int const nx = variants[x.variant].name_order, ny = variants[y.variant].name_order;
+    if (nx != ny) return nx < ny;
+    return x.split < y.split;
+  });
+  return count;
+}
+
+}  // namespace model
+}  // namespace cks
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+#endif
