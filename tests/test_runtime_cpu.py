@@ -750,6 +750,20 @@ def test_a_signature_is_prepared_on_its_second_sighting(monkeypatch):
     assert [kind for kind, _, _ in op.bound.calls] == ["query", "run", "run", "run"]
 
 
+def test_output_is_a_plain_tensor_whatever_the_inputs_class():
+    """The full path allocates with a.new_empty only for a plain tensor: a subclass's would keep
+    the subclass (a Parameter's would not)."""
+
+    class Tagged(torch.Tensor):
+        pass
+
+    op = make_op("linear_f16")
+    for a in (a_().as_subclass(Tagged), torch.nn.Parameter(a_(), requires_grad=False), a_()):
+        for _ in range(3):  # full path, second sighting, fast path
+            out = op(a, w_(), split_k=1)
+            assert type(out) is torch.Tensor and out.shape == (M, N) and out.dtype == H, type(a)
+
+
 def test_repeated_signature_takes_the_fast_path():
     """A call repeating a signature runs the cached plan with the same arguments, only the
     pointers updated: no query, no new plan, and the C structure equals the full path's."""

@@ -126,9 +126,12 @@ def _new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stre
     if framework == "cupy" and dtype == "float16":
         import cupy
 
-        s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
-        with cupy.cuda.Device(device), s:
-            arr = cupy.empty(shape, dtype=cupy.float16)
+        if cupy.cuda.get_current_stream().ptr == stream and cupy.cuda.runtime.getDevice() == device:
+            arr = cupy.empty(shape, dtype=cupy.float16)  # CuPy's current device and stream already
+        else:
+            s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
+            with cupy.cuda.Device(device), s:
+                arr = cupy.empty(shape, dtype=cupy.float16)
         return arr, ArrayView(int(arr.data.ptr), shape, strides, dtype, 2, device, False, arr)
     if framework.startswith("numba") and dtype == "float16":
         import numpy
