@@ -65,15 +65,20 @@ class CksQuery(ctypes.Structure):
     ]
 
 
-class CksModel(ctypes.Structure):
-    """timemodel.py's constants and the device's figures (cks_timemodel.h)."""
+# The constants of timemodel.py that CksModel carries (each the lower-case name of one there).
+MODEL_CONSTANTS = (
+    "launch_us", "reduce_launch_us", "fixup_latency_us", "fixup_us_per_element", "l2_factor", "wave_overhead_us",
+    "reduce_bw_fraction", "sm90_flops_per_sm", "sm90_eff_exponent", "sm90_bw_fraction", "sm90_sm_bytes_per_s",
+    "sm90_k_depth_exponent", "sm90_l2_factor", "sm90_wave_overhead_us", "sm90_fixup_latency_us",
+    "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element", "sm90_streamk_us",
+    "sm90_streamk_fraction")
 
-    _fields_ = [(name, ctypes.c_double) for name in (
-        "launch_us", "reduce_launch_us", "fixup_latency_us", "fixup_us_per_element", "l2_factor",
-        "wave_overhead_us", "reduce_bw_fraction", "sm90_flops_per_sm", "sm90_eff_exponent", "sm90_bw_fraction",
-        "sm90_sm_bytes_per_s", "sm90_k_depth_exponent", "sm90_l2_factor", "sm90_wave_overhead_us",
-        "sm90_fixup_latency_us", "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element",
-        "sm90_streamk_us", "sm90_streamk_fraction", "bandwidth", "mma_flops_per_sm")] + [("sm_count", ctypes.c_int64)]
+
+class CksModel(ctypes.Structure):
+    """timemodel.py's constants (MODEL_CONSTANTS), then the device's figures (cks_timemodel.h)."""
+
+    _fields_ = [(name, ctypes.c_double) for name in MODEL_CONSTANTS + ("bandwidth", "mma_flops_per_sm")] + [
+        ("sm_count", ctypes.c_int64)]
 
 
 class CksModelVariant(ctypes.Structure):
@@ -146,5 +151,5 @@ def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
     return fn
 
 
-__all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked", "STATUS_CUDA", "STATUS_INVALID_PROBLEM",
-           "STATUS_NAMES", "bind", "bind_rank"]
+__all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked",
+           "MODEL_CONSTANTS", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]

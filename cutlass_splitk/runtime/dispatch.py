@@ -101,7 +101,7 @@ class NativeRanking:
         self._fn = fn
         self._names = [v.name for v in pool]
         order = {name: i for i, name in enumerate(sorted(self._names))}
-        self._model = abi.CksModel(*(getattr(timemodel, f.upper()) for f, _ in abi.CksModel._fields_[:-3]),
+        self._model = abi.CksModel(*(getattr(timemodel, name.upper()) for name in abi.MODEL_CONSTANTS),
                                    dev.bandwidth, dev.mma_flops_per_sm, dev.sm_count)
         splits: List[int] = []
         rows = []
