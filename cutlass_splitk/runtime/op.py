@@ -74,6 +74,7 @@ class Op:
         if ep.activation is Activation.LEAKY_RELU:
             allowed.append("negative_slope")
         self.keywords: Tuple[str, ...] = tuple(allowed)
+        self._defaults = (1.0, 0.0, float(ep.leaky_slope), None, None, None, None, None, None, None, None)
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
         self.launcher = Launcher(spec, bound, library.workspace, self.platform, self.tuner)
         self.prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # signature -> fastpath.Prepared (or SEEN)
@@ -97,6 +98,8 @@ class Op:
     def read_keywords(self, kwargs: Dict[str, Any]) -> Tuple[tuple, List[KernelVariant]]:
         """The call's keyword values, read once for both full paths: (alpha, beta, slope, c,
         bias, e, view, out, split_k, mode, variant), and the variants they allow."""
+        if not kwargs:
+            return self._defaults, self.pool(None, None, None)
         split_k, mode, variant = kwargs.get("split_k"), kwargs.get("mode"), kwargs.get("variant")
         values = (float(kwargs.get("alpha", 1.0)), float(kwargs.get("beta", 0.0)),
                   float(kwargs.get("negative_slope", self.spec.epilogue.leaky_slope)),

@@ -56,6 +56,7 @@ class CudaPlatform:
         self._hardware: Dict[int, cudacore.Hardware] = {}
         self.hardware_source: Dict[int, str] = {}
         self._keys: Dict[int, str] = {}
+        self._infos: Dict[int, DeviceInfo] = {}  # device_info's, read on every new problem
         self._lock = threading.Lock()
         self._raw_stream: Optional[Callable[[int], int]] = None
 
@@ -115,8 +116,13 @@ class CudaPlatform:
                                  getattr(p, "shared_memory_per_multiprocessor", 0), 0.0)
 
     def device_info(self, index: int) -> DeviceInfo:
-        hw = self.hardware(index)
-        return DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor)
+        """The time model's view of the device (one object per device: the launcher's cached
+        rankings recognise it by identity)."""
+        info = self._infos.get(index)
+        if info is None:
+            hw = self.hardware(index)
+            info = self._infos.setdefault(index, DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor))
+        return info
 
     def device_key(self, index: int) -> str:
         """The device part of a tuning cache key: name, compute capability, CUDA (torch's

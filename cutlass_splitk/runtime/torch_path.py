@@ -8,6 +8,7 @@ Imported only when torch is (the op then routes torch tensors here).
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence
 
 import torch
@@ -20,6 +21,8 @@ from .reference import TORCH_DTYPES
 if TYPE_CHECKING:
     from .op import Op
 
+
+_ALIGNMENT = operator.attrgetter("alignment")
 
 def check_tensor(op: str, name: str, t: Any, dtype: torch.dtype, ndim: int, device: Optional[torch.device],
                  shape: Optional[Sequence[int]] = None, accept_cpu: bool = False) -> None:
@@ -78,7 +81,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
         zero = torch.zeros(m, n, dtype=torch.float32, device=out.device)
         return out.copy_(reference.epilogue(ep, zero, beta=beta, c=c, bias=bias, e=e, view=view, slope=slope))
 
-    align = min(v.alignment for v in pool)
+    align = min(map(_ALIGNMENT, pool))
     ops = operands.prepare(op.spec, a, b, c, bias, e, out, m, n, k, beta, align, pad)
     request = Request(ops, m, alpha, beta, slope, view, device, op.platform.device_index(device), pool,
                       split_k, mode, variant, scratch)
