@@ -92,12 +92,8 @@ def have_compiler() -> bool:
 
 RANK = r"""
 }  // extern "C"
+#define CKS_TIMEMODEL_EXPORT
 #include "cks_timemodel.h"
-extern "C" int cks_rank(CksModel const* model, CksModelVariant const* variants, int variant_count,
-                        int32_t const* splits, int64_t m, int64_t n, int64_t k, int32_t only_split,
-                        CksRanked* out, int capacity) {
-  return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
-}
 """
 TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
 

@@ -23,12 +23,8 @@ TEMPLATES = ROOT / "cutlass_splitk" / "templates"
 CXX = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
 
 HARNESS = r"""
+#define CKS_TIMEMODEL_EXPORT
 #include "cks_timemodel.h"
-extern "C" int cks_rank(CksModel const* model, CksModelVariant const* variants, int variant_count,
-                        int32_t const* splits, int64_t m, int64_t n, int64_t k, int32_t only_split,
-                        CksRanked* out, int capacity) {
-  return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
-}
 """
 
 DEVICES = [

@@ -18,11 +18,10 @@
 from __future__ import annotations
 
 import math
-import operator
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..spec import BiasMode, Layout, OpSpec, Permute
-from . import arrays, cudacore, operands
+from . import arrays, cudacore, dispatch, operands
 from .arrays import ArrayView
 from .dlpack import KDL_CUDA, DeviceArray, contiguous_strides
 from .launcher import Request
@@ -30,8 +29,6 @@ from .launcher import Request
 if TYPE_CHECKING:
     from .op import Op
 
-
-_ALIGNMENT = operator.attrgetter("alignment")
 
 def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
     ep = op.spec.epilogue
@@ -80,7 +77,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
         if m == 0 or n == 0:
             return out
 
-        align = min(map(_ALIGNMENT, pool))
+        align = dispatch.min_alignment(pool)
 
         def pad(spec: OpSpec, o: operands.Operands, m: int, kp: int, np_: int, al: int) -> operands.Operands:
             return _pad(devices, device, stream, spec, o, m, kp, np_)

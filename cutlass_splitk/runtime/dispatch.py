@@ -10,6 +10,7 @@ templates/cks_timemodel.h), which is what a call's first launch of a new problem
 from __future__ import annotations
 
 import ctypes
+import operator
 import struct
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -17,8 +18,8 @@ from ..spec import Backend, KernelVariant, SplitMode
 from . import abi, timemodel
 from .timemodel import Candidate, DeviceInfo, predict_splits
 
-__all__ = ["Candidate", "DeviceInfo", "NativeRanking", "allowed", "filter_variants", "native_backends", "ptx_backends",
-           "rank", "runnable", "runs_on", "why_not"]
+__all__ = ["Candidate", "DeviceInfo", "NativeRanking", "allowed", "filter_variants", "min_alignment", "native_backends",
+           "ptx_backends", "rank", "runnable", "runs_on", "why_not"]
 
 
 def native_backends(archs: Sequence[int], dev: DeviceInfo) -> Tuple[Backend, ...]:
@@ -139,6 +140,15 @@ class NativeRanking:
 
 def _order(c: Candidate) -> Tuple[float, str, int]:
     return c.predicted_us, c.variant.name, c.split
+
+
+_ALIGNMENT = operator.attrgetter("alignment")
+
+
+def min_alignment(variants: Iterable[KernelVariant]) -> int:
+    """The smallest alignment (elements) among ``variants``: what a call's operands must meet
+    to run without padding (attrgetter: the full path reads it on every first call)."""
+    return min(map(_ALIGNMENT, variants))
 
 
 def filter_variants(variants: Sequence[KernelVariant], mode: Optional[SplitMode] = None,

@@ -2,11 +2,11 @@
 
 A torch call whose signature (shapes, strides, dtypes and devices of the tensors, the other
 keyword values) ran in place twice has a :class:`Prepared` (its first run only notes it:
-:data:`SEEN`): the plan, the bytes of its
-``CksArgs`` around the pointer fields, what the pointers must satisfy, and a 1-element
-template the output is allocated from. :func:`call` then only reads the pointers, re-checks
-what depends on them (alignment, ``out`` overlapping an input), finds the stream's workspace
-and calls the C entry point with ``head + pack(pointers) + mid + pack(workspace)``: a fresh
+:data:`SEEN`): the plan, the bytes of its ``CksArgs`` around the pointer fields, what the
+pointers must satisfy, and a 1-element template the output is allocated from. :func:`call`
+then only reads the pointers, re-checks what depends on them (alignment, ``out`` overlapping an
+input), finds the stream's workspace and calls the C entry point with
+``head + pack(pointers) + mid + pack(workspace)``: a fresh
 ``bytes`` per call, so concurrent threads share nothing mutable. Anything unusual (a misaligned
 pointer, an overlap, a missing or too small workspace, a plan cache cleared since, the library
 rejecting the problem) returns None, and the op takes the full path, which raises, pads or
@@ -77,7 +77,8 @@ SEEN = Seen()
 
 
 class Prepared:
-    """What the first call of one signature established (see the module docstring);
+    """What the full path established for a signature on its second sighting (see the module
+    docstring);
     ``call(a, b, kwargs)`` is the fast call itself, a closure over these fields."""
 
     __slots__ = ("plan", "generation", "variant", "split", "device", "device_index", "template", "out_shape",

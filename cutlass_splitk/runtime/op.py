@@ -74,10 +74,10 @@ class Op:
         if ep.activation is Activation.LEAKY_RELU:
             allowed.append("negative_slope")
         self.keywords: Tuple[str, ...] = tuple(allowed)
-        self._defaults = (1.0, 0.0, float(ep.leaky_slope), None, None, None, None, None, None, None, None)
         self.required: Tuple[str, ...] = tuple(k for k in ("e", "view") if k in allowed)
+        self._defaults = self._values({})  # read_keywords of a call without keywords
         self.launcher = Launcher(spec, bound, library.workspace, self.platform, self.tuner)
-        self.prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # signature -> fastpath.Prepared (or SEEN)
+        self.prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # signature -> Prepared or SEEN
         self._lookup = self.prepared.lookup
         self._pools: BoundedCache[tuple, List[KernelVariant]] = BoundedCache(POOL_CACHE_SIZE)
         self._torch = _bind_torch()
@@ -100,11 +100,13 @@ class Op:
         bias, e, view, out, split_k, mode, variant), and the variants they allow."""
         if not kwargs:
             return self._defaults, self.pool(None, None, None)
-        split_k, mode, variant = kwargs.get("split_k"), kwargs.get("mode"), kwargs.get("variant")
-        values = (float(kwargs.get("alpha", 1.0)), float(kwargs.get("beta", 0.0)),
-                  float(kwargs.get("negative_slope", self.spec.epilogue.leaky_slope)),
-                  *(kwargs.get(name) for name in ("c", "bias", "e", "view", "out")), split_k, mode, variant)
-        return values, self.pool(split_k, mode, variant)
+        values = self._values(kwargs)
+        return values, self.pool(*values[8:])
+
+    def _values(self, kwargs: Dict[str, Any]) -> tuple:
+        return (float(kwargs.get("alpha", 1.0)), float(kwargs.get("beta", 0.0)),
+                float(kwargs.get("negative_slope", self.spec.epilogue.leaky_slope)),
+                *(kwargs.get(name) for name in ("c", "bias", "e", "view", "out", "split_k", "mode", "variant")))
 
     # --- selection ------------------------------------------------------------------------
 

@@ -8,21 +8,18 @@ Imported only when torch is (the op then routes torch tensors here).
 
 from __future__ import annotations
 
-import operator
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence
 
 import torch
 
 from ..spec import BiasMode, Layout, OpSpec, Permute
-from . import fastpath, operands, reference, torch_op
+from . import dispatch, fastpath, operands, reference, torch_op
 from .launcher import Request
 from .reference import TORCH_DTYPES
 
 if TYPE_CHECKING:
     from .op import Op
 
-
-_ALIGNMENT = operator.attrgetter("alignment")
 
 def check_tensor(op: str, name: str, t: Any, dtype: torch.dtype, ndim: int, device: Optional[torch.device],
                  shape: Optional[Sequence[int]] = None, accept_cpu: bool = False) -> None:
@@ -81,7 +78,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
         zero = torch.zeros(m, n, dtype=torch.float32, device=out.device)
         return out.copy_(reference.epilogue(ep, zero, beta=beta, c=c, bias=bias, e=e, view=view, slope=slope))
 
-    align = min(map(_ALIGNMENT, pool))
+    align = dispatch.min_alignment(pool)
     ops = operands.prepare(op.spec, a, b, c, bias, e, out, m, n, k, beta, align, pad)
     request = Request(ops, m, alpha, beta, slope, view, device, op.platform.device_index(device), pool,
                       split_k, mode, variant, scratch)

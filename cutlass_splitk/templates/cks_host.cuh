@@ -48,15 +48,16 @@ int configure(KernelFn kernel, int smem_bytes, int device) {
   return CKS_OK;
 }
 
-// Programmatic dependent launch between a partial GEMM and the reduction: on sm_90+
-// devices unless CUTLASS_SPLITK_PDL=0; CUTLASS_SPLITK_PDL=early also triggers it at the
-// start of every GEMM CTA (read at every launch, for A/B timing and debugging).
 // Whether environment variable `name` is set to exactly `value` (read at every call).
 inline bool env_is(char const* name, char const* value) {
   char const* env = std::getenv(name);
   return env != nullptr && std::strcmp(env, value) == 0;
 }
 
+// Programmatic dependent launch between a partial GEMM and the reduction: on sm_90+
+// devices unless CUTLASS_SPLITK_PDL=0; CUTLASS_SPLITK_PDL=early also triggers it at the
+// start of every GEMM CTA (read at every launch, for A/B timing and debugging; the variable is
+// read once per call and compared twice, hence no env_is).
 enum class Pdl { kOff, kOn, kEarly };
 inline Pdl pdl_mode(int device) {
   char const* env = std::getenv("CUTLASS_SPLITK_PDL");

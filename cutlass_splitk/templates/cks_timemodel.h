@@ -200,6 +200,17 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 }  // namespace model
 }  // namespace cks
 
+// The exported entry point, defined where CKS_TIMEMODEL_EXPORT is (to the export attribute, or
+// empty) before this header is included: each library (library.cu.in), the CPU tests' harness
+// and the fake library of benchmarks/fakelib.py.
+#ifdef CKS_TIMEMODEL_EXPORT
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank(CksModel const* model, CksModelVariant const* variants,
+                                             int variant_count, int32_t const* splits, int64_t m, int64_t n,
+                                             int64_t k, int32_t only_split, CksRanked* out, int capacity) {
+  return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
+}
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
