@@ -4,8 +4,8 @@
         --section Occupancy --section LaunchStats --section WarpStateStats \
         python3 benchmarks/profile_shape.py build/default 1024 1024 16384 [op] [variant]
 
-(op defaults to bias_gelu_mul_permute_f16; with a variant, that variant at split 1 instead of
-the dispatcher's pick.)
+(op defaults to bias_gelu_mul_permute_f16; with a variant, that variant at split 1 (or the split
+given after it) instead of the dispatcher's pick.)
 """
 
 import sys
@@ -15,13 +15,13 @@ import torch
 import cutlass_splitk
 
 
-def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16", variant=None):
+def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16", variant=None, split=1):
     m, n, k = int(m), int(n), int(k)
     lib = cutlass_splitk.load(directory)
     op = getattr(lib, op_name)
     view = None if op.spec.epilogue.permute.value == "none" else (m // 128, 128, n // 128, 128)
     a, b, kw = op.random_inputs(m, n, k, view=view)
-    pick = {"variant": variant, "split_k": 1} if variant else {}
+    pick = {"variant": variant, "split_k": int(split)} if variant else {}
     print(variant or op.candidates(m, n, k, lib.device_info(torch.cuda.current_device()))[0].describe())
     for _ in range(3):
         op(a, b, **kw, **pick)

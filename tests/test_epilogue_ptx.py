@@ -1,7 +1,9 @@
 """What the shared fused epilogue compiles to: every output vector is one 16-byte store, for
 every output permute. (Written as a plain assignment from the converted array, NVVM split the
 store of a permuted epilogue into four 4-byte stores: 4x the memory sectors of every D write,
-found with ncu in session 7.) Compiles tests/data/store_probe.cu to PTX with the real nvcc."""
+found with ncu in session 7.) And parallel split-K's reduction kernel loads the epilogue's own
+inputs (C, bias, E) before it waits for the GEMM, the partials after. Compiles
+tests/data/store_probe.cu and tests/data/reduction_probe.cu to PTX with the real nvcc."""
 
 from __future__ import annotations
 
@@ -18,15 +20,31 @@ PROBE = Path(__file__).parent / "data" / "store_probe.cu"
 TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
 
 
-def global_stores(permute: str, tmp_path: Path) -> list:
-    ptx = tmp_path / f"probe_{permute}.ptx"
+def ptx_of(probe: Path, tmp_path: Path, *defines: str) -> str:
+    ptx = tmp_path / (probe.stem + "".join(defines) + ".ptx")
     cmd = [str(find_nvcc()), "-std=c++17", "-O3", "--expt-relaxed-constexpr", "-arch=compute_90a",
-           f"-DPROBE_PERMUTE={permute}", f"-I{TEMPLATES}", f"-I{find_cutlass().include}", "-ptx", str(PROBE),
+           *(f"-D{d}" for d in defines), f"-I{TEMPLATES}", f"-I{find_cutlass().include}", "-ptx", str(probe),
            "-o", str(ptx)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return re.findall(r"\bst\.global[.\w]*", ptx.read_text())
+    return ptx.read_text()
+
+
+def global_stores(permute: str, tmp_path: Path) -> list:
+    return re.findall(r"\bst\.global[.\w]*", ptx_of(PROBE, tmp_path, f"PROBE_PERMUTE={permute}"))
 
 
 @pytest.mark.parametrize("permute", ["kNone", "k0213", "k20314"])
 def test_each_output_vector_is_one_16_byte_store(permute, tmp_path):
     assert global_stores(permute, tmp_path) == ["st.global.wb.v4.u32"]
+
+
+def test_reduction_loads_its_epilogue_inputs_before_waiting_for_the_gemm(tmp_path):
+    # C, bias and E are not written by the GEMM (launched after everything before it on the
+    # stream), so their latency need not follow the partials': 1-2 % of the skinny shapes'
+    # whole call on the H100 (BENCHMARKS.md, session 10).
+    ptx = ptx_of(Path(__file__).parent / "data" / "reduction_probe.cu", tmp_path)
+    before, wait, after = ptx.partition("griddepcontrol.wait;")
+    assert wait, "the reduction waits for the GEMM"
+    loads = lambda text: re.findall(r"\bld\.global[.\w]*", text)  # noqa: E731
+    assert loads(before) == ["ld.global.v4.u32"] * 3  # C, bias, E: 8 halves each
+    assert set(loads(after)) == {"ld.global.cg.v4.u32"} and len(loads(after)) >= 2  # the f32 partials only

@@ -65,6 +65,12 @@ __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsYMax)
   int const col = active ? (vec - row * vecs_per_row) * kV : 0;
   int const ys = blockDim.y;
 
+  // The epilogue's own inputs (C, bias, E) are not written by the GEMM, which ran after
+  // everything before it on the stream: load them before waiting for it, so their latency
+  // overlaps the GEMM's tail and the partials' loads instead of following them.
+  bool const applies = active && threadIdx.y == 0;
+  typename Epi::Sources sources;
+  if (applies) Epi::load_sources(p, row, col, sources);
   pdl_wait_primary();
   Vec acc;
   acc.clear();
@@ -83,13 +89,13 @@ __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsYMax)
   }
   if (threadIdx.y > 0) partial_sums[threadIdx.y - 1][threadIdx.x] = acc;
   __syncthreads();
-  if (threadIdx.y > 0 || !active) return;
+  if (!applies) return;
   for (int y = 0; y < ys - 1; ++y) {
     Vec const& other = partial_sums[y][threadIdx.x];
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kV; ++i) acc[i] += other[i];
   }
-  Epi::apply_and_store(p, row, col, acc);
+  Epi::apply_and_store(p, row, col, sources, acc);
 }
 
 // Launches the reduction of ``partitions`` slices of float32 partials into the epilogue of
