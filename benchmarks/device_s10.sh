@@ -5,20 +5,16 @@
 #           checked against float64 (output poisoned) and timed flushed and as graph replays
 #   ab      benchmarks/explore_sm90_r4.yaml built before and after a change (build/r4_base,
 #           build/r4_new): variant_ab.py on both, alternately, twice
-#   build   build/default and build/epilogues there (16 jobs; CUTLASS headers carried in .cutlass)
-#   ops     the GPU op tests (every variant x split x mode against float64) and hostile inputs
-#   rest    the rest of the GPU suite
+#   build, ops, rest   as in benchmarks/device_s9.sh: build/default and build/epilogues there, the
+#           GPU op tests (every variant x split x mode against float64) and hostile inputs, the rest
+#           of the GPU suite
+#   bench   build/default there, then the suite's bench (f16, bf16; no torch.compile column)
 #   arrays  benchmarks/array_profile.py on build/linear (carried): the CuPy array path's pieces
 #   ncu     the kernels of one call (partial GEMM, reduction) of the skinny shapes' best picks
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
 out=${OUT:-device-logs}; mkdir -p "$out"
 SECONDS=0
-gpu_tests() {  # log name, then pytest arguments
-  local log=$1; shift
-  python3 -m pytest -m gpu "$@" -q -p no:cacheprovider --confcutdir=tests/gpu -rs 2>&1 | grep -v DEBUG > "$out/$log.log"
-  tail -3 "$out/$log.log"; grep -E "^(FAILED|ERROR)" "$out/$log.log" | head -20
-}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for phase in "$@"; do
   case $phase in
@@ -46,9 +42,10 @@ for phase in "$@"; do
             echo "$b round $round rc=$? wrong=$(grep -c WRONG "$out/ab_${b}_$round.txt")"
           done
         done ;;
-    build) bash benchmarks/device_build.sh default=configs/default.yaml epilogues=configs/epilogues.yaml ;;
-    ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
-    rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
+    build|ops|rest) bash benchmarks/device_s9.sh "$phase" ;;  # the same phases as session 9's
+    bench) bash benchmarks/device_build.sh default=configs/default.yaml
+           python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
+             --no-compile --repeat 1 --json "$out/bench.json" 2>&1 | tail -30 ;;
     arrays) python3 benchmarks/array_profile.py build/linear 2>&1 | head -60 ;;
   esac
   echo "== $phase done at ${SECONDS}s"

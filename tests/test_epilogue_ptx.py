@@ -3,7 +3,7 @@ every output permute. (Written as a plain assignment from the converted array, N
 store of a permuted epilogue into four 4-byte stores: 4x the memory sectors of every D write,
 found with ncu in session 7.) And parallel split-K's reduction kernel loads the epilogue's own
 inputs (C, bias, E) before it waits for the GEMM, the partials after. Compiles
-tests/data/store_probe.cu and tests/data/reduction_probe.cu to PTX with the real nvcc."""
+tests/data/epilogue_probe.cu to PTX with the real nvcc."""
 
 from __future__ import annotations
 
@@ -16,21 +16,21 @@ import pytest
 from cutlass_splitk.cudakit import find_cutlass, find_nvcc
 
 pytestmark = pytest.mark.nvcc
-PROBE = Path(__file__).parent / "data" / "store_probe.cu"
+PROBE = Path(__file__).parent / "data" / "epilogue_probe.cu"
 TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
 
 
-def ptx_of(probe: Path, tmp_path: Path, *defines: str) -> str:
-    ptx = tmp_path / (probe.stem + "".join(defines) + ".ptx")
+def ptx_of(tmp_path: Path, *defines: str) -> str:
+    ptx = tmp_path / ("probe_" + "_".join(defines).replace("=", "_") + ".ptx")
     cmd = [str(find_nvcc()), "-std=c++17", "-O3", "--expt-relaxed-constexpr", "-arch=compute_90a",
-           *(f"-D{d}" for d in defines), f"-I{TEMPLATES}", f"-I{find_cutlass().include}", "-ptx", str(probe),
+           *(f"-D{d}" for d in defines), f"-I{TEMPLATES}", f"-I{find_cutlass().include}", "-ptx", str(PROBE),
            "-o", str(ptx)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return ptx.read_text()
 
 
 def global_stores(permute: str, tmp_path: Path) -> list:
-    return re.findall(r"\bst\.global[.\w]*", ptx_of(PROBE, tmp_path, f"PROBE_PERMUTE={permute}"))
+    return re.findall(r"\bst\.global[.\w]*", ptx_of(tmp_path, f"PROBE_PERMUTE={permute}"))
 
 
 @pytest.mark.parametrize("permute", ["kNone", "k0213", "k20314"])
@@ -42,7 +42,7 @@ def test_reduction_loads_its_epilogue_inputs_before_waiting_for_the_gemm(tmp_pat
     # C, bias and E are not written by the GEMM (launched after everything before it on the
     # stream), so their latency need not follow the partials': 1-2 % of the skinny shapes'
     # whole call on the H100 (BENCHMARKS.md, session 10).
-    ptx = ptx_of(Path(__file__).parent / "data" / "reduction_probe.cu", tmp_path)
+    ptx = ptx_of(tmp_path, "PROBE_PERMUTE=kNone", "PROBE_REDUCTION")
     before, wait, after = ptx.partition("griddepcontrol.wait;")
     assert wait, "the reduction waits for the GEMM"
     loads = lambda text: re.findall(r"\bld\.global[.\w]*", text)  # noqa: E731
