@@ -22,7 +22,8 @@ for phase in "$@"; do
           --shape 256,256,65536 --shape 512,512,32768 --shape 1024,1024,16384 --shape 384,384,24576 \
           --shape 200,264,40008 --label r3 --json "$out/r3_ab.json" > "$out/r3_ab.txt" 2>&1
         echo "variant_ab rc=$?"; grep -c WRONG "$out/r3_ab.txt"; cat "$out/r3_ab.txt" | cut -c1-170 ;;
-    ncu) # each kernel of one call (partial GEMM, reduction), L2 flushed by ncu, real clocks
+    ncu) # each kernel of one call (partial GEMM, reduction), L2 flushed by ncu, real clocks (the c1x4
+         # entry needs the build of the run, made with the validator widened: explore_sm90_r3.yaml)
         S="--clock-control none --kernel-name regex:device_kernel|reduce_epilogue --launch-skip 2 --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats"
         for cfg in "256 256 65536 t128x128x64_c1x2 16" "256 256 65536 t128x128x64_c1x2 32" \
                    "512 512 32768 t128x128x64_c1x2 8" "384 384 24576 t128x128x64_c1x4 8"; do
