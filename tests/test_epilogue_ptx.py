@@ -29,13 +29,14 @@ def ptx_of(tmp_path: Path, *defines: str) -> str:
     return ptx.read_text()
 
 
-def global_stores(permute: str, tmp_path: Path) -> list:
-    return re.findall(r"\bst\.global[.\w]*", ptx_of(tmp_path, f"PROBE_PERMUTE={permute}"))
+def global_accesses(kind: str, ptx: str) -> list:
+    """The global loads (kind "ld") or stores ("st") in ``ptx``, in order, with their qualifiers."""
+    return re.findall(rf"\b{kind}\.global[.\w]*", ptx)
 
 
 @pytest.mark.parametrize("permute", ["kNone", "k0213", "k20314"])
 def test_each_output_vector_is_one_16_byte_store(permute, tmp_path):
-    assert global_stores(permute, tmp_path) == ["st.global.wb.v4.u32"]
+    assert global_accesses("st", ptx_of(tmp_path, f"PROBE_PERMUTE={permute}")) == ["st.global.wb.v4.u32"]
 
 
 def test_reduction_loads_its_epilogue_inputs_before_waiting_for_the_gemm(tmp_path):
@@ -45,6 +46,6 @@ def test_reduction_loads_its_epilogue_inputs_before_waiting_for_the_gemm(tmp_pat
     ptx = ptx_of(tmp_path, "PROBE_PERMUTE=kNone", "PROBE_REDUCTION")
     before, wait, after = ptx.partition("griddepcontrol.wait;")
     assert wait, "the reduction waits for the GEMM"
-    loads = lambda text: re.findall(r"\bld\.global[.\w]*", text)  # noqa: E731
-    assert loads(before) == ["ld.global.v4.u32"] * 3  # C, bias, E: 8 halves each
-    assert set(loads(after)) == {"ld.global.cg.v4.u32"} and len(loads(after)) >= 2  # the f32 partials only
+    assert global_accesses("ld", before) == ["ld.global.v4.u32"] * 3  # C, bias, E: 8 halves each
+    partials = global_accesses("ld", after)
+    assert set(partials) == {"ld.global.cg.v4.u32"} and len(partials) >= 2  # the f32 partials only
