@@ -12,11 +12,7 @@ set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
 out=${OUT:-device-logs}; mkdir -p "$out"
 SECONDS=0
-gpu_tests() {  # log name, then pytest arguments
-  local log=$1; shift
-  python3 -m pytest -m gpu "$@" -q -p no:cacheprovider --confcutdir=tests/gpu -rs 2>&1 | grep -v DEBUG > "$out/$log.log"
-  tail -3 "$out/$log.log"; grep -E "^(FAILED|ERROR)" "$out/$log.log" | head -20
-}
+source benchmarks/device_lib.sh  # gpu_tests
 for phase in "$@"; do
   case $phase in
     quick) ./build/replay_probe

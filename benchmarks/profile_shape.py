@@ -5,7 +5,9 @@
         python3 benchmarks/profile_shape.py build/default 1024 1024 16384 [op] [variant]
 
 (op defaults to bias_gelu_mul_permute_f16; with a variant, that variant at split 1 (or the split
-given after it) instead of the dispatcher's pick.)
+given after it) instead of the dispatcher's pick.) With ``cublas`` for the directory, torch.matmul
+of the same f16 shape (a @ w.t()) instead, its last call inside an NVTX range "cublas"
+(``ncu --nvtx --nvtx-include cublas/`` profiles that call's kernels only).
 """
 
 import sys
@@ -17,6 +19,17 @@ import cutlass_splitk
 
 def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16", variant=None, split=1):
     m, n, k = int(m), int(n), int(k)
+    if directory == "cublas":
+        a = torch.randn(m, k, device="cuda", dtype=torch.half)
+        w = torch.randn(n, k, device="cuda", dtype=torch.half)
+        for _ in range(2):
+            torch.matmul(a, w.t())
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("cublas")
+        torch.matmul(a, w.t())
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
+        return
     lib = cutlass_splitk.load(directory)
     op = getattr(lib, op_name)
     view = None if op.spec.epilogue.permute.value == "none" else (m // 128, 128, n // 128, 128)

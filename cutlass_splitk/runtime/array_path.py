@@ -13,27 +13,31 @@
   Numba's), else a :class:`~.dlpack.DeviceArray`.
 * K = 0 and unaligned problems take the padded path (cuda.core buffers, driver copies), so
   the epilogue of a zero product is computed by the kernels themselves.
+* A signature that ran in place twice takes :mod:`.array_fast` from then on.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ..spec import BiasMode, Layout, OpSpec, Permute
-from . import arrays, cudacore, dispatch, operands
+from . import array_fast, arrays, dispatch, operands
 from .arrays import ArrayView
-from .dlpack import KDL_CUDA, DeviceArray, contiguous_strides
+from .dlpack import contiguous_strides
 from .launcher import Request
+from .prepared import SEEN
 
 if TYPE_CHECKING:
     from .op import Op
 
 
-def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
+def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] = None) -> Any:
+    """Validates everything, plans on a new problem, and remembers the signature ``sig`` (its
+    array_fast key) for the fast path when the operands ran in place (noted the first time,
+    prepared the second, as on the torch path)."""
     ep = op.spec.epilogue
     (alpha, beta, slope, c, bias, e, view, out, split_k, mode, variant), pool = op.read_keywords(kwargs)
-    stream = _stream(op.name, kwargs.get("stream"), a)
+    stream = arrays.call_stream(op.name, kwargs.get("stream"), a)
     devices = op.platform.devices
     want = arrays.DTYPE_NAMES[op.spec.dtype]
     saved: List[Any] = [devices.enter(devices.current_device())]
@@ -71,7 +75,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
                 raise ValueError(f"{op.name}: out is read-only ({type(out).__name__}); pass a writable array")
             operands.check_out_overlap(op.name, ep.permute, vout, va, vb, vc, vbias, ve)
         elif m == 0 or n == 0:
-            return _new_output(a, out_shape, want, device, stream, devices)[0]
+            return arrays.new_output(a, out_shape, want, device, stream, devices)[0]
         else:  # allocated once the layouts passed (any allocation is aligned enough)
             vout = ArrayView(0, out_shape, contiguous_strides(out_shape), want, 2, device, False, None)
         if m == 0 or n == 0:
@@ -85,14 +89,18 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
         ops = operands.prepare(op.spec, va, vb, vc, vbias, ve, vout, m, n, k, beta, align, pad)
         if out is None:
             placeholder = vout
-            out, vout = _new_output(a, out_shape, want, device, stream, devices)
+            out, vout = arrays.new_output(a, out_shape, want, device, stream, devices)
             if ops.d is placeholder:
                 ops.d = vout
         request = Request(ops, m, alpha, beta, slope, view, device, device, pool, split_k, mode, variant,
                           stream=stream, workspace=op.library.array_workspace, tunable=False)
-        op.launcher.launch(request)
+        launched = op.launcher.launch(request)
         if ops.d is not vout:  # padded: copy the result into the caller's output
             devices.copy2d(vout.ptr, _ld(vout, ep.permute, n) * 2, ops.d.ptr, ops.ldd * 2, n * 2, m, stream)
+        elif sig is not None:  # the first sighting is noted, a later one prepares the fast path
+            seen = op.array_prepared.get(sig) is not None
+            op.array_prepared.put(sig, array_fast.remember(op, launched, request, out_shape, align, vc, a)
+                                  if seen else SEEN)
         return out
     finally:
         for previous in reversed(saved):
@@ -101,49 +109,6 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
 
 def _ld(v: ArrayView, permute: Permute, n: int) -> int:
     return v.strides[0] if permute is Permute.NONE and v.shape[0] > 1 else n
-
-
-def _stream(op: str, given: Any, a: Any) -> int:
-    if given is not None:
-        try:
-            return cudacore.stream_handle(given)
-        except TypeError:
-            raise TypeError(f"{op}: stream must be an int handle >= 0 or an object with __cuda_stream__, "
-                            f"got {given!r}") from None
-    if type(a).__module__.split(".")[0] == "cupy":
-        import cupy
-
-        return int(cupy.cuda.get_current_stream().ptr)
-    return 0
-
-
-def _new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stream: int,
-                devices: Any) -> Tuple[Any, ArrayView]:
-    """The output in the framework of ``like`` (a): CuPy (allocated on ``stream`` in CuPy's
-    pool), Numba, else a DeviceArray of cuda.core memory."""
-    framework = type(like).__module__.split(".")[0]
-    strides = contiguous_strides(shape)
-    if framework == "cupy" and dtype == "float16":
-        import cupy
-
-        if cupy.cuda.get_current_stream().ptr == stream and cupy.cuda.runtime.getDevice() == device:
-            arr = cupy.empty(shape, dtype=cupy.float16)  # CuPy's current device and stream already
-        else:
-            s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
-            with cupy.cuda.Device(device), s:
-                arr = cupy.empty(shape, dtype=cupy.float16)
-        return arr, ArrayView(int(arr.data.ptr), shape, strides, dtype, 2, device, False, arr)
-    if framework.startswith("numba") and dtype == "float16":
-        import numpy
-        from numba import cuda
-
-        with cuda.gpus[device]:
-            arr = cuda.device_array(shape, dtype=numpy.float16)
-        ptr = int(arr.__cuda_array_interface__["data"][0])
-        return arr, ArrayView(ptr, shape, strides, dtype, 2, device, False, arr)
-    block = devices.alloc(device, stream, 2 * math.prod(shape))
-    arr = DeviceArray(block, shape, dtype, device, stream, devices, getattr(devices, "dlpack_device_type", KDL_CUDA))
-    return arr, ArrayView(block.ptr, shape, strides, dtype, 2, device, False, arr)
 
 
 def _pad(devices: Any, device: int, stream: int, spec: OpSpec, o: operands.Operands, m: int, kp: int,

@@ -15,6 +15,7 @@ import math
 from typing import Any, Dict, Optional, Tuple
 
 from ..spec import DType
+from . import cudacore
 from .dlpack import KDL_CUDA, DeviceArray, contiguous_strides
 
 KDL_CUDA_MANAGED = 13
@@ -199,3 +200,48 @@ def from_cai(op: str, name: str, cai: Dict[str, Any], owner: Any, consumer_strea
         devices.wait(consumer_stream, int(producer))
     device = devices.pointer_device(ptr) if ptr else None
     return ArrayView(ptr, shape, strides, dtype, itemsize, device, bool(readonly), owner)
+
+
+def call_stream(op: str, given: Any, a: Any) -> int:
+    """The call's stream: ``stream=`` as a raw handle, else CuPy's current stream for CuPy
+    arrays, else the legacy default stream."""
+    if given is not None:
+        try:
+            return cudacore.stream_handle(given)
+        except TypeError:
+            raise TypeError(f"{op}: stream must be an int handle >= 0 or an object with __cuda_stream__, "
+                            f"got {given!r}") from None
+    if type(a).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return int(cupy.cuda.get_current_stream().ptr)
+    return 0
+
+
+def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stream: int,
+               devices: Any) -> Tuple[Any, ArrayView]:
+    """The output in the framework of ``like`` (a): CuPy (allocated on ``stream`` in CuPy's
+    pool), Numba, else a DeviceArray of cuda.core memory."""
+    framework = type(like).__module__.split(".")[0]
+    strides = contiguous_strides(shape)
+    if framework == "cupy" and dtype == "float16":
+        import cupy
+
+        if cupy.cuda.get_current_stream().ptr == stream and cupy.cuda.runtime.getDevice() == device:
+            arr = cupy.empty(shape, dtype=cupy.float16)  # CuPy's current device and stream already
+        else:
+            s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
+            with cupy.cuda.Device(device), s:
+                arr = cupy.empty(shape, dtype=cupy.float16)
+        return arr, ArrayView(int(arr.data.ptr), shape, strides, dtype, 2, device, False, arr)
+    if framework.startswith("numba") and dtype == "float16":
+        import numpy
+        from numba import cuda
+
+        with cuda.gpus[device]:
+            arr = cuda.device_array(shape, dtype=numpy.float16)
+        ptr = int(arr.__cuda_array_interface__["data"][0])
+        return arr, ArrayView(ptr, shape, strides, dtype, 2, device, False, arr)
+    block = devices.alloc(device, stream, 2 * math.prod(shape))
+    arr = DeviceArray(block, shape, dtype, device, stream, devices, getattr(devices, "dlpack_device_type", KDL_CUDA))
+    return arr, ArrayView(block.ptr, shape, strides, dtype, 2, device, False, arr)

@@ -7,7 +7,8 @@ A call takes one of three ways:
 * other torch tensors: the full path (:mod:`.torch_path`): every check, a plan for a new
   problem, torch's current stream and caching allocator; it remembers the signature;
 * any other CUDA array (DLPack or ``__cuda_array_interface__``): :mod:`.array_path`, on the
-  ``stream=`` given (or the framework's current one), with cuda.core memory.
+  ``stream=`` given (or the framework's current one), with cuda.core memory; a signature
+  that ran in place twice there takes :mod:`.array_fast`.
 
 Without torch installed only the last exists, and nothing here imports torch.
 """
@@ -18,7 +19,7 @@ import itertools
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..spec import Activation, BiasMode, EOp, KernelVariant, OpSpec, Permute
-from . import abi, array_path, arrays, dispatch, operands, tuning
+from . import abi, array_fast, array_path, arrays, dispatch, operands, tuning
 from .launcher import BoundedCache, Launcher
 from .platform import torch_or_none
 
@@ -79,6 +80,8 @@ class Op:
         self.launcher = Launcher(spec, bound, library.workspace, self.platform, self.tuner)
         self.prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # signature -> Prepared or SEEN
         self._lookup = self.prepared.lookup
+        self.array_prepared: BoundedCache[tuple, Any] = BoundedCache(PREPARED_CACHE_SIZE)  # the array path's
+        self._array_lookup = self.array_prepared.lookup
         self._pools: BoundedCache[tuple, List[KernelVariant]] = BoundedCache(POOL_CACHE_SIZE)
         self._torch = _bind_torch()
         # torch.float16 / torch.bfloat16 where torch is installed, else "float16" / "bfloat16"
@@ -176,9 +179,21 @@ class Op:
         return _torch_path.call(self, a, b, kwargs, sig, scratch)
 
     def _array_call(self, a: Any, b: Any, kwargs: Dict[str, Any]) -> Any:
-        """Any other CUDA array (see array_path)."""
+        """Any other CUDA array (see array_path and array_fast)."""
+        sig = array_fast.signature(a, b, kwargs, self.platform.devices)
+        key = None
+        if sig is not None:
+            try:
+                prep = self._array_lookup(sig.key)
+                key = sig.key
+            except TypeError:  # an unhashable keyword value
+                prep = None
+            if prep is not None:
+                out = prep.call(a, kwargs, sig)
+                if out is not None:
+                    return out
         self.check_keywords(kwargs, self.keywords + ("stream",))
-        return array_path.call(self, a, b, kwargs)
+        return array_path.call(self, a, b, kwargs, key)
 
     # --- inputs and tuning --------------------------------------------------------------------
 

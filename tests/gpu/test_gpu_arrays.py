@@ -4,6 +4,7 @@ torch hidden loads the library and runs an op; cuda.core's device properties and
 StridedMemoryView agree with torch and with our own __cuda_array_interface__ parser; the torch
 fast path gives the full path's bits, also from several threads on their own streams."""
 
+import contextlib
 import os
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch here
@@ -307,6 +308,67 @@ def test_own_cai_parser_agrees_with_strided_memory_view(lib):
     host = np.zeros((4, 4), np.float16)
     assert devices.pointer_device(host.ctypes.data) is None
     assert devices.pointer_device(a.data_ptr()) == 0
+
+
+# --- the array fast path ----------------------------------------------------------------------------------
+
+
+def framework_calls(framework, lib):
+    """(context, stream keyword, synchronize, make) for calls with ``framework``'s arrays on one
+    of its non-default streams: ``make(a, w, bias)`` copies torch tensors into fresh arrays (new
+    pointers) of the framework, as (a, b, bias), inside ``context``."""
+    if framework == "cupy":
+        cupy = pytest.importorskip("cupy")
+        s = cupy.cuda.Stream(non_blocking=True)  # CuPy's current stream inside the context: the op's default
+
+        def make(a, w, bias):
+            ca, cw, cb = (cupy.from_dlpack(x).copy() for x in (a, w, bias))
+            return ca, cw.T, cb
+        return s, {}, s.synchronize, make
+    keep = []
+    if framework == "jax":
+        jnp = jax_gpu().numpy
+        _, s = core_stream()
+
+        def make(a, w, bias):
+            ja, jw, jb = (jnp.asarray(x.cpu().numpy()) for x in (a, w, bias))
+            jw.block_until_ready()
+            return ja, column_major(jw, lib.platform.devices), jb
+        return contextlib.nullcontext(), {"stream": s}, s.sync, make
+    smv = smv_class()
+    dev, s = core_stream()
+
+    def make(a, w, bias):
+        ba, bw, bb = (to_buffer(dev, s, x) for x in (a, w, bias))
+        keep.append((ba, bw, bb))  # alive until the test ends
+        return smv_of(smv, ba, (M, K)), smv_of(smv, bw, (K, N), (1, K)), smv_of(smv, bb, (N,))
+    return contextlib.nullcontext(), {"stream": s}, s.sync, make
+
+
+@pytest.mark.parametrize("framework", ["cupy", "jax", "cuda.core"])
+@pytest.mark.parametrize("mode,split", MODES)
+def test_array_fast_path_gives_the_full_paths_bits(lib, framework, mode, split, monkeypatch):
+    """Five calls of one signature on one stream of the framework, with fresh arrays each (new
+    pointers): the first two take the full path, the rest the fast path (JAX: always the full
+    path, see array_fast); all give torch's bits."""
+    from cutlass_splitk.runtime import array_path
+
+    full = []
+    real = array_path.call
+    monkeypatch.setattr(array_path, "call", lambda *args, **kw: full.append(1) or real(*args, **kw))
+    op = lib.linear_bias_gelu_f16
+    op.array_prepared.clear()
+    a, w, bias = inputs(seed=11)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    torch.cuda.synchronize()
+    context, kw, sync, make = framework_calls(framework, lib)
+    for i in range(5):
+        with context:
+            x, b, xb = make(a, w, bias)
+            y = op(x, b, bias=xb, **kw, **mode_kw(mode, split))
+        sync()
+        assert same_bits(y, ref), (framework, i)
+    assert len(full) == (5 if framework == "jax" else 2), (framework, len(full))
 
 
 # --- the torch fast path ----------------------------------------------------------------------------------

@@ -1,0 +1,213 @@
+"""The repeated-signature call of the array path (CuPy, Numba, JAX, our DeviceArray, anything
+with ``__cuda_array_interface__``), written for host time. Needs no torch.
+
+The full array path reads every operand through cuda.core's StridedMemoryView (~10 µs per
+operand on the H100 machine) and re-checks everything. Here each operand is read by a
+:func:`reader` chosen once per Python type, which returns the pointer, the metadata the full
+path's checks depend on (shape, strides, dtype, read-only), the device and the producer
+stream to wait for:
+
+* CuPy ``ndarray``: its attributes (``data.ptr``, ``shape``, ``strides``, ``dtype``,
+  ``device.id``; ~1 µs); the producer is CuPy's current stream, as CuPy's DLPack export says.
+* our :class:`~.dlpack.DeviceArray`: its fields; the producer is the stream it was made on.
+* cuda.core's StridedMemoryView: its fields (a view made by the caller: no producer).
+* anything else with ``__cuda_array_interface__``: the dict (shape, strides, typestr, data,
+  mask, version 3's stream) and the device that owns the pointer (the driver's pointer query).
+  Not a version-2 interface of an object that also exports DLPack (JAX): the full path reads
+  that through DLPack, whose stream handshake orders the producer's pending writes, and
+  version 2 promises nothing the fast path could keep without blocking the host.
+
+The signature is the operands' types, metadata and devices plus the other keyword values
+(``stream=`` is resolved per call, as on the full path). Like the torch path, its first run on
+the full path only notes it (:data:`~.prepared.SEEN`), the second prepares it
+(:func:`remember`), and later calls launch through :func:`.prepared.runner` after the same
+producer-stream waits as the full path; anything unusual (an operand type without a reader,
+a CuPy output asked for on a stream or device other than CuPy's current ones, a misaligned
+pointer, ``out`` overlapping an input, no workspace yet) takes the full path.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+
+from . import arrays
+from .dlpack import DeviceArray
+from .launcher import Launched, Request
+from .prepared import Prepared, overlap, prepare, runner
+
+if TYPE_CHECKING:
+    from .op import Op
+
+OPERANDS = ("c", "bias", "e", "out")  # the keyword arguments that are arrays
+CUPY = "cupy"  # a reader's producer: CuPy's current stream at call time
+
+# reader(obj, devices) -> (pointer, metadata, device, producer stream or None or CUPY); raises
+# Decline for an object the fast path leaves to the full path
+Reader = Callable[[Any, Any], Tuple[int, tuple, Optional[int], Any]]
+
+
+class Decline(Exception):
+    """An operand the fast path does not read (the full path does)."""
+
+
+def _cupy(x: Any, devices: Any) -> Tuple[int, tuple, Optional[int], Any]:
+    return x.data.ptr, (x.shape, x.strides, x.dtype.char), x.device.id, CUPY
+
+
+def _device_array(x: DeviceArray, devices: Any) -> Tuple[int, tuple, Optional[int], Any]:
+    return x.ptr, (x.shape, x.dtype), x.device, x.stream
+
+
+def _smv(x: Any, devices: Any) -> Tuple[int, tuple, Optional[int], Any]:
+    device = x.device_id if x.is_device_accessible and x.device_id >= 0 else None
+    return x.ptr, (x.shape, x.strides, arrays.smv_dtype(x), x.readonly), device, None
+
+
+def _cai(x: Any, devices: Any) -> Tuple[int, tuple, Optional[int], Any]:
+    cai = x.__cuda_array_interface__
+    ptr, readonly = cai["data"]
+    ptr = int(ptr or 0)
+    strides = cai.get("strides")
+    version = int(cai.get("version", 3))
+    if version < 3 and hasattr(x, "__dlpack__"):
+        raise Decline
+    meta = (tuple(cai["shape"]), None if strides is None else tuple(strides), cai["typestr"], bool(readonly),
+            cai.get("mask") is None, version >= 3)
+    return ptr, meta, devices.pointer_device(ptr) if ptr else None, cai.get("stream") if version >= 3 else None
+
+
+@functools.lru_cache(maxsize=64)
+def reader(cls: type) -> Optional[Reader]:
+    """How an operand of type ``cls`` is read on the fast path, or None (the full path only)."""
+    if cls.__module__.split(".")[0] == "cupy" and cls.__name__ == "ndarray":
+        return _cupy
+    if issubclass(cls, DeviceArray):
+        return _device_array
+    if hasattr(cls, "__cuda_array_interface__"):
+        return _cai
+    smv = arrays._smv_class()
+    if smv is not None and issubclass(cls, smv):
+        return _smv
+    return None
+
+
+def reader_of(obj: Any) -> Optional[Reader]:
+    """:func:`reader` of ``obj``'s type, or the interface's reader for an object carrying
+    ``__cuda_array_interface__`` as an instance attribute."""
+    r = reader(type(obj))
+    if r is None and hasattr(obj, "__cuda_array_interface__"):
+        return _cai
+    return r
+
+
+class Signature:
+    """A call's signature (``key``) and what the fast call needs of it: the pointers (a, b,
+    then ``ptrs`` by keyword) and the producer streams to wait for."""
+
+    __slots__ = ("key", "pa", "pb", "ptrs", "producers")
+
+    def __init__(self, key: tuple, pa: int, pb: int, ptrs: Dict[str, int], producers: List[Any]):
+        self.key, self.pa, self.pb, self.ptrs, self.producers = key, pa, pb, ptrs, producers
+
+
+def signature(a: Any, b: Any, kwargs: Dict[str, Any], devices: Any) -> Optional[Signature]:
+    """The call's Signature, or None where an operand has no reader or cannot be read (the
+    full path then reports what is wrong)."""
+    ra, rb = reader_of(a), reader_of(b)
+    if ra is None or rb is None:
+        return None
+    try:
+        pa, ma, da, sa = ra(a, devices)
+        pb, mb, db, sb = rb(b, devices)
+        key: List[Any] = [type(a), ma, da, type(b), mb, db]
+        ptrs: Dict[str, int] = {}
+        producers = [sa, sb]
+        for name, v in kwargs.items():
+            if name == "stream":
+                continue  # resolved per call
+            if v is not None and name in OPERANDS:
+                r = reader_of(v)
+                if r is None:
+                    return None
+                p, m, d, s = r(v, devices)
+                key += (name, type(v), m, d)
+                ptrs[name] = p
+                producers.append(s)
+            else:
+                key += (name, type(v), v)
+        return Signature(tuple(key), pa, pb, ptrs, producers)
+    except Exception:  # a malformed interface: the full path says what is wrong
+        return None
+
+
+def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...], align: int, c: Any,
+             like: Any) -> Prepared:
+    """The Prepared of an array call that ran in place on the full path (``like``: its ``a``,
+    whose framework the output is allocated in)."""
+    p = prepare(op, launched, r, out_shape, align, c, tuple(c.strides) if c is not None else None)
+    p.new_out = _allocator(op, p, like)
+    p.call = _fast_call(op, p)
+    return p
+
+
+def _cupy_current() -> int:
+    import cupy
+
+    return int(cupy.cuda.get_current_stream().ptr)
+
+
+def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int], Tuple[Any, int]]:
+    """new_out(a, stream) -> (the output, its pointer), or (None, 0) to decline: a CuPy array
+    from CuPy's pool when CuPy's current device and stream are the call's (else the full path
+    sets them), otherwise the full path's allocation (arrays.new_output)."""
+    shape, dtype, device, devices = p.out_shape, p.dtype, p.device_index, op.platform.devices
+    if type(like).__module__.split(".")[0] == "cupy" and dtype == "float16":
+        import cupy
+
+        empty, f16, get_device = cupy.empty, cupy.float16, cupy.cuda.runtime.getDevice
+
+        def cupy_out(a: Any, stream: int) -> Tuple[Any, int]:
+            if _cupy_current() != stream or get_device() != device:
+                return None, 0
+            arr = empty(shape, dtype=f16)
+            return arr, arr.data.ptr
+        return cupy_out
+
+    def new_out(a: Any, stream: int) -> Tuple[Any, int]:
+        saved = devices.enter(device)
+        try:
+            arr, view = arrays.new_output(a, shape, dtype, device, stream, devices)
+        finally:
+            devices.leave(saved)
+        return arr, view.ptr
+    return new_out
+
+
+def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signature], Any]:
+    """The call of a remembered signature, or None for the full path."""
+    run = runner(op, p, op.library.array_workspace)
+    new_out, devices, name, stream_of = p.new_out, op.platform.devices, op.name, arrays.call_stream
+
+    def call(a: Any, kw: Dict[str, Any], sig: Signature) -> Any:
+        stream = stream_of(name, kw.get("stream"), a)
+        for producer in sig.producers:  # the full path's handshake (DLPack / CAI v3)
+            if producer is not None:
+                if producer == CUPY:
+                    producer = _cupy_current()
+                if producer != stream:
+                    devices.wait(stream, int(producer))
+        ptrs, pa, pb = sig.ptrs, sig.pa, sig.pb
+        pc, pbias, pe = ptrs.get("c", 0), ptrs.get("bias", 0), ptrs.get("e", 0)
+        out = kw.get("out")
+        if out is None:
+            out, pd = new_out(a, stream)
+            if out is None:
+                return None
+        else:
+            pd = ptrs["out"]
+            if overlap(p, pa, pb, pc, pbias, pe, pd):
+                return None
+        return out if run(pa, pb, pc, pbias, pe, pd, stream) else None
+
+    return call
