@@ -3,6 +3,7 @@
 replays. Prints, for the current constants and for the best point of a small grid search
 over one backend's constants, the worst and mean ratio heuristic-pick / best-candidate over
 the swept shapes, restricted to the variants whose names contain one of --keep (default: all).
+A `benchmarks/variant_ab.py --json` file (a list of records) is read as sweeps too.
 
     python3 benchmarks/fit_model.py benchmarks/explore_h100.json --backend sm80
     python3 benchmarks/fit_model.py benchmarks/explore_sm90_h100.json --backend sm90 --keep t64x128x128_c1x1_pp ...
@@ -42,7 +43,15 @@ def variant(name: str, splits: Tuple[int, ...] = ()) -> KernelVariant:
 def load(paths: List[str]) -> List[Tuple[Tuple[int, int, int], str, Dict[Tuple[str, int], float]]]:
     shapes = []
     for path in paths:
-        for row in json.load(open(path))["rows"]:
+        data = json.load(open(path))
+        if isinstance(data, list):  # benchmarks/variant_ab.py --json: one record per (shape, variant, split)
+            by_shape: Dict[Tuple[int, int, int], Dict[Tuple[str, int], float]] = {}
+            for r in data:
+                by_shape.setdefault((r["m"], r["n"], r["k"]), {})[(r["variant"], r["split"])] = r["graph_us"]
+            shapes += [(mnk, "x".join(map(str, mnk)) + " " + path.rsplit("/", 1)[-1], times)
+                       for mnk, times in by_shape.items()]
+            continue
+        for row in data["rows"]:
             times = {}
             for key, us in row["extra"].items():
                 if "/split" in key:

@@ -220,6 +220,11 @@ def _documented_prediction_sm90(v, m, n, k, split, dev):
     bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
     t_mem = max(2.0 * (m * k + k * n) / bw,
                 units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth)) * 1e6
+    # one CTA's TMA boxes: in-bounds rows at the box rate, rows past the edge at the zero-fill rate
+    outside = -(-m // tm) * tm - m + -(-n // tn) * tn - n
+    per_k = 2.0 * ((tm + tn - outside) / timemodel.SM90_BOX_BYTES_PER_S + outside / timemodel.SM90_OOB_BYTES_PER_S)
+    cta_k = tiles * k / dev.sm_count if v.mode is SplitMode.STREAM_K else -(-units // dev.sm_count) * k_len
+    t_mem = max(t_mem, per_k * cta_k * 1e6)
     if v.mode is SplitMode.STREAM_K:
         t_compute = 2.0 * tiles * tm * tn * k / (dev.sm_count * rate) * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US
     else:

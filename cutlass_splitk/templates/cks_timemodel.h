@@ -29,7 +29,8 @@ typedef struct CksModel {
       reduce_bw_fraction;
   double sm90_flops_per_sm, sm90_eff_exponent, sm90_bw_fraction, sm90_sm_bytes_per_s, sm90_k_depth_exponent,
       sm90_l2_factor, sm90_wave_overhead_us, sm90_fixup_latency_us, sm90_fixup_us_per_element, sm90_memset_us,
-      sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction;
+      sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction, sm90_box_bytes_per_s,
+      sm90_oob_bytes_per_s;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
 } CksModel;
@@ -78,7 +79,11 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   int64_t const tm = v.tm, tn = v.tn, tk = v.tk, cm = v.cm, cn = v.cn;
   int64_t const sms = c.sm_count;
   double const bw = c.bandwidth;
-  int64_t const tiles = cdiv(m, tm) * cdiv(n, tn);
+  int64_t const tiles_m = cdiv(m, tm), tiles_n = cdiv(n, tn);
+  int64_t const tiles = tiles_m * tiles_n;
+  int64_t const oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n);
+  double const box_s_per_k =
+      (double(tm + tn - oob_rows) / c.sm90_box_bytes_per_s + double(oob_rows) / c.sm90_oob_bytes_per_s) * 2.0;
   double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
   double const unique_bytes = 2.0 * double(m * k + k * n);
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
@@ -115,13 +120,16 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
     double t_mem = streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6;
     double const t_l2 = double(units) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
     if (t_l2 > t_mem) t_mem = t_l2;
-    double t_compute;
+    double t_compute, t_box;
     if (stream_k) {
       t_compute = flops_per_k * double(tiles) * double(k) / (double(sms) * rate) * 1e6 + c.sm90_wave_overhead_us;
+      t_box = box_s_per_k * (double(tiles * k) / double(sms)) * 1e6;
     } else {
       int64_t const waves = cdiv(units, sms);
       t_compute = double(waves) * (flops_per_k * double(k_len) / rate * 1e6 + c.sm90_wave_overhead_us);
+      t_box = double(waves) * box_s_per_k * double(k_len) * 1e6;
     }
+    if (t_box > t_mem) t_mem = t_box;
     double const t_main = t_mem > t_compute ? t_mem : t_compute;
     double extra;
     if (parallel) {
@@ -200,11 +208,12 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 }  // namespace model
 }  // namespace cks
 
-// The exported entry point, defined where CKS_TIMEMODEL_EXPORT is (to the export attribute, or
+// The exported entry point (v2: CksModel gained the TMA box rates; a library exporting only the
+// older cks_rank is ranked in Python), defined where CKS_TIMEMODEL_EXPORT is (to the export attribute, or
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v2(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
