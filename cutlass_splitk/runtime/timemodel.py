@@ -56,9 +56,9 @@ is within 5 % of the best candidate on every suite shape. The sm90 constants wer
 sweeps of the shipped sm90 grid (``--backend sm90`` over ``benchmarks/sweep_default_*_h100.json``:
 the bench suite in f16 and bf16 and twelve other skinny shapes): the pick is within 10 % of
 the best candidate on all 28 of those shapes (worst 1.096, mean 1.011), and on session 6's
-fresh sweeps of the same 28 shapes 27 within 10 % and proj_m96 at 1.10 (BENCHMARKS.md). The TMA
-box rates (session 11, from round 7 of the exploration and session 10's ncu) leave those picks
-and worst ratios unchanged and take round 7's worst from 1.28 to 1.06.
+fresh sweeps of the same 28 shapes 27 within 10 % and proj_m96 at 1.10 (BENCHMARKS.md). Session
+11 added the TMA box rates (from round 7 and session 10's ncu; round 7's worst 1.28 -> 1.06) and
+refit the stream rate and wave overhead on all recorded sweeps: only proj_m96's pick changes.
 """
 
 from __future__ import annotations
@@ -82,10 +82,10 @@ REGISTERS_PER_SM = 65536
 SM90_FLOPS_PER_SM = 4.05e12  # wgmma f16/bf16, f32 accumulation, as a 128x128 tile reaches it
 SM90_EFF_EXPONENT = 0.44  # smaller tiles: (tile area / 128^2) ** exponent of that rate
 SM90_BW_FRACTION = 1.0  # share of DRAM bandwidth the TMA main loop streams at (the fit found the full copy rate)
-SM90_SM_BYTES_PER_S = 23.3e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
+SM90_SM_BYTES_PER_S = 27.96e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
 SM90_K_DEPTH_EXPONENT = 1.0  # ... times (tk / 64) ** this: deeper K tiles move more bytes per stage
 SM90_L2_FACTOR = 5.4
-SM90_WAVE_OVERHEAD_US = 2.7  # per work unit a CTA takes: pipeline fill
+SM90_WAVE_OVERHEAD_US = 1.89  # per work unit a CTA takes: pipeline fill
 SM90_FIXUP_LATENCY_US = 1.8
 SM90_FIXUP_US_PER_ELEMENT = 2.46 / (128 * 128)
 SM90_MEMSET_US = 1.0  # zeroing the stream-K turnstiles before a split launch
