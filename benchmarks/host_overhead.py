@@ -52,19 +52,17 @@ def per_call(fn, sync=lambda: None, calls=200, runs=7) -> float:
     return statistics.median(times) * 1e6
 
 
-def alternating(fn, other, sync=lambda: None, calls=200, runs=7) -> tuple:
-    """Host time of one call of ``fn`` and of ``other`` as per_call measures it (each call alone,
-    the device idle, the same call repeated: the issue's "repeated call"), in blocks of ``calls``
-    that alternate between the two, so that the host's drift (its clock, other tenants) weighs
-    on both alike: the medians."""
+def _paired(fn, other, sync, block: int, rounds: int) -> tuple:
+    """Host time of one call of ``fn`` and of ``other``, each call alone with the device idle,
+    taking turns in blocks of ``block`` calls for ``rounds`` rounds: the medians (µs)."""
     fn()
     other()
     sync()
     clock = time.perf_counter
     times = ([], [])
-    for _ in range(runs):
+    for _ in range(rounds):
         for f, t in ((fn, times[0]), (other, times[1])):
-            for _ in range(calls):
+            for _ in range(block):
                 sync()
                 start = clock()
                 f()
@@ -73,23 +71,19 @@ def alternating(fn, other, sync=lambda: None, calls=200, runs=7) -> tuple:
     return statistics.median(times[0]) * 1e6, statistics.median(times[1]) * 1e6
 
 
+def alternating(fn, other, sync=lambda: None, calls=200, runs=7) -> tuple:
+    """Host time of one call of ``fn`` and of ``other`` as per_call measures it (each call alone,
+    the device idle, the same call repeated: the issue's "repeated call"), in blocks of ``calls``
+    that alternate between the two, so that the host's drift (its clock, other tenants) weighs
+    on both alike: the medians."""
+    return _paired(fn, other, sync, calls, runs)
+
+
 def interleaved(fn, other, sync=lambda: None, calls=200, runs=7) -> tuple:
     """The same, alternating call by call: each call of ``fn`` follows one of ``other``, whose
     code evicts ``fn``'s from the CPU caches (what a model whose GEMMs sit between other torch
     ops sees; stricter than the issue's repeated call): the medians."""
-    fn()
-    other()
-    sync()
-    clock = time.perf_counter
-    times = ([], [])
-    for _ in range(runs * calls):
-        for f, t in ((fn, times[0]), (other, times[1])):
-            sync()
-            start = clock()
-            f()
-            t.append(clock() - start)
-    sync()
-    return statistics.median(times[0]) * 1e6, statistics.median(times[1]) * 1e6
+    return _paired(fn, other, sync, 1, runs * calls)
 
 
 def back_to_back(fn, sync=lambda: None, calls=200, runs=7) -> float:
