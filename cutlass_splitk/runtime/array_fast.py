@@ -22,8 +22,7 @@ The signature is the operands' types, metadata and devices plus the other keywor
 the full path only notes it (:data:`~.prepared.SEEN`), the second prepares it
 (:func:`remember`), and later calls launch through :func:`.prepared.runner` after the same
 producer-stream waits as the full path; anything unusual (an operand type without a reader,
-a CuPy output asked for on a stream or device other than CuPy's current ones, a misaligned
-pointer, ``out`` overlapping an input, no workspace yet) takes the full path.
+a misaligned pointer, ``out`` overlapping an input, no workspace yet) takes the full path.
 """
 
 from __future__ import annotations
@@ -158,19 +157,15 @@ def _cupy_current() -> int:
 
 
 def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int], Tuple[Any, int]]:
-    """new_out(a, stream) -> (the output, its pointer), or (None, 0) to decline: a CuPy array
-    from CuPy's pool when CuPy's current device and stream are the call's (else the full path
-    sets them), otherwise the full path's allocation (arrays.new_output)."""
+    """new_out(a, stream) -> (the output, its pointer), where the full path allocates it: a CuPy
+    array from CuPy's pool (arrays.cupy_output, no device switch through cuda.core), otherwise
+    arrays.new_output with the device made current."""
     shape, dtype, device, devices = p.out_shape, p.dtype, p.device_index, op.platform.devices
     if type(like).__module__.split(".")[0] == "cupy" and dtype == "float16":
-        import cupy
-
-        empty, f16, get_device = cupy.empty, cupy.float16, cupy.cuda.runtime.getDevice
+        cupy_output = arrays.cupy_output
 
         def cupy_out(a: Any, stream: int) -> Tuple[Any, int]:
-            if _cupy_current() != stream or get_device() != device:
-                return None, 0
-            arr = empty(shape, dtype=f16)
+            arr = cupy_output(shape, device, stream)
             return arr, arr.data.ptr
         return cupy_out
 
@@ -202,8 +197,6 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
         out = kw.get("out")
         if out is None:
             out, pd = new_out(a, stream)
-            if out is None:
-                return None
         else:
             pd = ptrs["out"]
             if overlap(p, pa, pb, pc, pbias, pe, pd):

@@ -225,14 +225,7 @@ def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, strea
     framework = type(like).__module__.split(".")[0]
     strides = contiguous_strides(shape)
     if framework == "cupy" and dtype == "float16":
-        import cupy
-
-        if cupy.cuda.get_current_stream().ptr == stream and cupy.cuda.runtime.getDevice() == device:
-            arr = cupy.empty(shape, dtype=cupy.float16)  # CuPy's current device and stream already
-        else:
-            s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
-            with cupy.cuda.Device(device), s:
-                arr = cupy.empty(shape, dtype=cupy.float16)
+        arr = cupy_output(shape, device, stream)
         return arr, ArrayView(int(arr.data.ptr), shape, strides, dtype, 2, device, False, arr)
     if framework.startswith("numba") and dtype == "float16":
         import numpy
@@ -245,3 +238,14 @@ def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, strea
     block = devices.alloc(device, stream, 2 * math.prod(shape))
     arr = DeviceArray(block, shape, dtype, device, stream, devices, getattr(devices, "dlpack_device_type", KDL_CUDA))
     return arr, ArrayView(block.ptr, shape, strides, dtype, 2, device, False, arr)
+
+
+def cupy_output(shape: Tuple[int, ...], device: int, stream: int) -> Any:
+    """A float16 CuPy array from CuPy's pool, allocated on ``device`` and ``stream``."""
+    import cupy
+
+    if cupy.cuda.get_current_stream().ptr == stream and cupy.cuda.runtime.getDevice() == device:
+        return cupy.empty(shape, dtype=cupy.float16)  # CuPy's current device and stream already
+    s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
+    with cupy.cuda.Device(device), s:
+        return cupy.empty(shape, dtype=cupy.float16)
