@@ -106,6 +106,8 @@ GRIDS = {
         "SM90_STREAMK_FRACTION": [0.05, 0.1, 0.15],
         "SM90_MEMSET_US": [1.0, 2.0, 4.0],
         "SM90_FIXUP_LATENCY_US": [0.5, 1.0, 2.0],
+        "SM90_BOX_BYTES_PER_S": [60e9, 72e9, 100e9],
+        "SM90_OOB_BYTES_PER_S": [20e9, 25e9, 35e9],
     },
 }
 
