@@ -150,12 +150,6 @@ def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...
     return p
 
 
-def _cupy_current() -> int:
-    import cupy
-
-    return int(cupy.cuda.get_current_stream().ptr)
-
-
 def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int], Tuple[Any, int]]:
     """new_out(a, stream) -> (the output, its pointer), where the full path allocates it: a CuPy
     array from CuPy's pool (arrays.cupy_output, no device switch through cuda.core), otherwise
@@ -183,13 +177,17 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
     """The call of a remembered signature, or None for the full path."""
     run = runner(op, p, op.library.array_workspace)
     new_out, devices, name, stream_of = p.new_out, op.platform.devices, op.name, arrays.call_stream
+    current_cupy_stream = arrays.cupy_current_stream
 
     def call(a: Any, kw: Dict[str, Any], sig: Signature) -> Any:
         stream = stream_of(name, kw.get("stream"), a)
+        cupy_stream = None
         for producer in sig.producers:  # the full path's handshake (DLPack / CAI v3)
             if producer is not None:
-                if producer == CUPY:
-                    producer = _cupy_current()
+                if producer == CUPY:  # CuPy's current stream, read once per call
+                    if cupy_stream is None:
+                        cupy_stream = current_cupy_stream()
+                    producer = cupy_stream
                 if producer != stream:
                     devices.wait(stream, int(producer))
         ptrs, pa, pb = sig.ptrs, sig.pa, sig.pb

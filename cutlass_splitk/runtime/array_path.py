@@ -25,7 +25,7 @@ from . import array_fast, arrays, dispatch, operands
 from .arrays import ArrayView
 from .dlpack import contiguous_strides
 from .launcher import Request
-from .prepared import SEEN
+from .prepared import sighted
 
 if TYPE_CHECKING:
     from .op import Op
@@ -98,9 +98,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] 
         if ops.d is not vout:  # padded: copy the result into the caller's output
             devices.copy2d(vout.ptr, _ld(vout, ep.permute, n) * 2, ops.d.ptr, ops.ldd * 2, n * 2, m, stream)
         elif sig is not None:  # the first sighting is noted, a later one prepares the fast path
-            seen = op.array_prepared.get(sig) is not None
-            op.array_prepared.put(sig, array_fast.remember(op, launched, request, out_shape, align, vc, a)
-                                  if seen else SEEN)
+            sighted(op.array_prepared, sig, lambda: array_fast.remember(op, launched, request, out_shape, align, vc, a))
         return out
     finally:
         for previous in reversed(saved):

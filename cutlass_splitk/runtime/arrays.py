@@ -212,9 +212,7 @@ def call_stream(op: str, given: Any, a: Any) -> int:
             raise TypeError(f"{op}: stream must be an int handle >= 0 or an object with __cuda_stream__, "
                             f"got {given!r}") from None
     if type(a).__module__.split(".")[0] == "cupy":
-        import cupy
-
-        return int(cupy.cuda.get_current_stream().ptr)
+        return cupy_current_stream()
     return 0
 
 
@@ -240,11 +238,18 @@ def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, strea
     return arr, ArrayView(block.ptr, shape, strides, dtype, 2, device, False, arr)
 
 
+def cupy_current_stream() -> int:
+    """The raw handle of CuPy's current stream (0: the legacy default stream)."""
+    import cupy
+
+    return int(cupy.cuda.get_current_stream().ptr)
+
+
 def cupy_output(shape: Tuple[int, ...], device: int, stream: int) -> Any:
     """A float16 CuPy array from CuPy's pool, allocated on ``device`` and ``stream``."""
     import cupy
 
-    if cupy.cuda.get_current_stream().ptr == stream and cupy.cuda.runtime.getDevice() == device:
+    if cupy_current_stream() == stream and cupy.cuda.runtime.getDevice() == device:
         return cupy.empty(shape, dtype=cupy.float16)  # CuPy's current device and stream already
     s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
     with cupy.cuda.Device(device), s:

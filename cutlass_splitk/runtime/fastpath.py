@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from .launcher import Launched, Request
-from .prepared import _ARGS, SEEN, Prepared, Seen, overlap, prepare, runner
+from .prepared import _ARGS, SEEN, Prepared, Seen, overlap, prepare, runner, sighted
 
 if TYPE_CHECKING:
     from .op import Op
 
-__all__ = ["SEEN", "Prepared", "Seen", "kwargs_key", "remember", "stream_function", "_ARGS"]
+__all__ = ["SEEN", "Prepared", "Seen", "kwargs_key", "remember", "sighted", "stream_function", "_ARGS"]
 
 _empty_like = torch.empty_like
 _Tensor = torch.Tensor

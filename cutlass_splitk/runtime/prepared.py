@@ -59,6 +59,12 @@ class Seen:
 SEEN = Seen()
 
 
+def sighted(cache: Any, key: tuple, make: Callable[[], "Prepared"]) -> None:
+    """Records a signature that ran in place on the full path in ``cache``: its first sighting
+    as :data:`SEEN`, a later one as the Prepared that ``make`` builds."""
+    cache.put(key, make() if cache.get(key) is not None else SEEN)
+
+
 class Prepared:
     """What the full path established for a signature on its second sighting (see the module
     docstring); ``call`` is the fast call itself (its arguments are the path's own), a closure

@@ -87,8 +87,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
         out.copy_(ops.d[:, :n] if ep.permute is Permute.NONE else ops.d.view(out_shape))
     elif sig is not None and launched is not None:
         # the first sighting is noted, a later one prepares the fast path (see fastpath.Seen)
-        seen = op.prepared.get(sig) is not None
-        op.prepared.put(sig, fastpath.remember(op, launched, request, out_shape, align, c) if seen else fastpath.SEEN)
+        fastpath.sighted(op.prepared, sig, lambda: fastpath.remember(op, launched, request, out_shape, align, c))
     return out
 
 
