@@ -11,20 +11,11 @@
 #include "cutlass/epilogue/collective/detail.hpp"
 #include "cutlass/epilogue/dispatch_policy.hpp"
 #include "cutlass/epilogue/thread/linear_combination.h"
-#include "cutlass/pipeline/sm90_pipeline.hpp"
 
 #include "cks_epilogue.cuh"
 
 namespace cks {
 namespace sm90 {
-
-// Which L2 prefetches of the epilogue's sources (E, beta * C) run, a bit each:
-//   1: each consumer warp prefetches its rows of the tile when its epilogue starts;
-//   2: the epilogue-load warp prefetches the next tile's rows when the consumers start its
-//      main loop (paced by a one-stage pipeline: the tile before must be finished).
-#ifndef CKS_SM90_EPI_PREFETCH
-#define CKS_SM90_EPI_PREFETCH 0
-#endif
 
 // Starts bringing `bytes` (a multiple of 16) from a 16-byte aligned global address into L2;
 // nothing waits for it.
@@ -33,33 +24,6 @@ CUTLASS_DEVICE void prefetch_l2(void const* ptr, int bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ptr), "r"(bytes) : "memory");
 #endif
 }
-
-// The epilogue's per-element sources of a tile (beta * C and E; the bias is a row of the tile
-// width, re-read by every tile, so it stays in L2 anyway).
-template <class Cfg>
-struct SourcePrefetch {
-  using Params = typename FusedEpilogue<Cfg>::Params;
-
-  CUTLASS_DEVICE static bool needed(Params const& p) {
-    return p.beta != 0.f || (Cfg::kEOp != EOp::kNone && p.e != nullptr);
-  }
-
-  // Rows [row, row + rows) of the tile whose first column is col, split over `lanes` threads:
-  // whole row segments, clipped to M and N (C and E rows are 16-byte aligned and N is a
-  // multiple of 8, so every segment is a multiple of 16 bytes).
-  CUTLASS_DEVICE static void rows(Params const& p, int row, int rows, int col, int lane, int lanes) {
-    int const cols = min(Cfg::kTileCols, p.n - col);
-    if (cols <= 0) return;
-    int const bytes = cols * int(sizeof(typename Cfg::Element));
-    int const end = min(row + rows, p.m);
-    for (int r = row + lane; r < end; r += lanes) {
-      if (p.beta != 0.f) prefetch_l2(p.c + int64_t(r) * p.ldc + col, bytes);
-      if constexpr (Cfg::kEOp != EOp::kNone) {
-        if (p.e) prefetch_l2(p.e + int64_t(r) * p.lde + col, bytes);
-      }
-    }
-  }
-};
 
 // ---------------------------------------------------------------------------------------
 // The whole fused epilogue, from the accumulators, through a small per-warp shared-memory
@@ -85,6 +49,13 @@ class FusedWarpEpilogue {
   static constexpr int kStride = kCols + 4;                 // floats; 16-byte rows, few conflicts
   static constexpr int kConsumerWarps = 8;                  // two consumer warpgroups
   static constexpr int kVectorsPerLane = kRows * kCols / kV / 32;
+  // Whether a warp requests all its source rows (E, beta * C) into L2 when the epilogue starts,
+  // so that its chunks wait on L2 instead of one DRAM round trip each. Measured on the H100
+  // (benchmarks/explore_sm90_r8.yaml): 4-10 % faster on cooperative tiles with 256-byte rows
+  // where the epilogue weighs (K <= 2048, large M*N), neutral on long K; slower on 64- and
+  // 128-byte rows (many small prefetches) and on ping-pong tiles.
+  static constexpr bool kPrefetchSources =
+      Cfg::kCooperative && kTileN * int(sizeof(typename Cfg::Element)) >= 256;
   static_assert(kTileN % kCols == 0, "tile N must be a multiple of 32");
 
   using EpilogueSchedule = cutlass::epilogue::NoSmemWarpSpecialized;
@@ -158,38 +129,7 @@ class FusedWarpEpilogue {
 
     static_assert(decltype(size(accumulators))::value == kValues, "accumulators per thread");
     constexpr int kBlocksM = decltype(size<0>(blk_shape_MNK))::value;  // upper bound on row blocks
-    // Whether this warp holds values of a row block (folds to a constant once the loops unroll).
-    auto holds = [&](int block) {
-      bool mine = false;
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kValues; i += 2) mine |= ((get<0>(coords(i)) - row0) & ~(kRows - 1)) == block;
-      return mine;
-    };
-#if CKS_SM90_EPI_PREFETCH & 1
-    // Every source row this warp reads, requested at once: the chunks below then wait on L2,
-    // not on one DRAM round trip each.
-    if (SourcePrefetch<Cfg>::needed(params_.epi)) {
-      CUTLASS_PRAGMA_UNROLL
-      for (int block = 0; block < kBlocksM; block += kRows) {
-        if (holds(block))
-          SourcePrefetch<Cfg>::rows(params_.epi, tile_row + (row0 & ~(kRows - 1)) + block, kRows, tile_col, lane, 32);
-      }
-    }
-#endif
-#if CKS_SM90_EPI_PREFETCH & 4
-    // The sources of the next chunk this warp holds, loaded before this chunk is applied.
-    typename Epi::Sources ahead[kVectorsPerLane];
-    bool primed = false;
-    auto fetch = [&](int block, int chunk, typename Epi::Sources(&into)[kVectorsPerLane]) {
-      CUTLASS_PRAGMA_UNROLL
-      for (int h = 0; h < kVectorsPerLane; ++h) {
-        int const v = lane + 32 * h;
-        int const row = tile_row + (row0 & ~(kRows - 1)) + block + v / (kCols / kV);
-        int const col = tile_col + (col0 & ~7) + chunk + (v % (kCols / kV)) * kV;
-        if (row < M && col < N) Epi::load_sources(params_.epi, row, col, into[h]);
-      }
-    };
-#endif
+    if constexpr (kPrefetchSources) prefetch_sources(tile_row + (row0 & ~(kRows - 1)), tile_col, coords, row0, lane, M, N);
     CUTLASS_PRAGMA_UNROLL
     for (int block = 0; block < kBlocksM; block += kRows) {
       CUTLASS_PRAGMA_UNROLL
@@ -232,28 +172,9 @@ class FusedWarpEpilogue {
           }
           rows[h] = row_base + r;
           cols[h] = col_base + c;
-#if !(CKS_SM90_EPI_PREFETCH & 4)
           if (rows[h] < M && cols[h] < N) Epi::load_sources(params_.epi, rows[h], cols[h], sources[h]);
-#endif
         }
         __syncwarp();  // the stage is rewritten by the next chunk
-#if CKS_SM90_EPI_PREFETCH & 4
-        if (!primed) fetch(block, chunk, ahead);
-        primed = true;
-        CUTLASS_PRAGMA_UNROLL
-        for (int h = 0; h < kVectorsPerLane; ++h) sources[h] = ahead[h];
-        {
-          int next_block = block, next_chunk = chunk + kCols;
-          if (next_chunk == kTileN) {
-            next_chunk = 0;
-            next_block = kBlocksM;
-            CUTLASS_PRAGMA_UNROLL
-            for (int b = kBlocksM - kRows; b > block; b -= kRows)
-              if (holds(b)) next_block = b;
-          }
-          if (next_block < kBlocksM) fetch(next_block, next_chunk, ahead);
-        }
-#endif
         CUTLASS_PRAGMA_UNROLL
         for (int h = 0; h < kVectorsPerLane; ++h) {
           if (rows[h] < M && cols[h] < N)  // N is a multiple of 8: a vector is in or out
@@ -263,78 +184,38 @@ class FusedWarpEpilogue {
     }
   }
 
- protected:
+ private:
+  // The rows of E and C this warp will read: each row block it holds (16 rows, known at compile
+  // time once the loop unrolls), one bulk prefetch per row of the tile's width (clipped to M and
+  // N; C and E rows are 16-byte aligned and N is a multiple of 8, so a segment is a multiple of
+  // 16 bytes).
+  template <class Coords>
+  CUTLASS_DEVICE void prefetch_sources(int warp_row, int tile_col, Coords const& coords, int row0, int lane, int M,
+                                       int N) const {
+    using namespace cute;
+    typename Epi::Params const& p = params_.epi;
+    bool const with_c = p.beta != 0.f, with_e = Cfg::kEOp != EOp::kNone && p.e != nullptr;
+    int const bytes = min(kTileN, N - tile_col) * int(sizeof(typename Cfg::Element));
+    if (!(with_c || with_e) || bytes <= 0) return;
+    constexpr int kBlocksM = Cfg::kTileRows;
+    CUTLASS_PRAGMA_UNROLL
+    for (int block = 0; block < kBlocksM; block += kRows) {
+      bool mine = false;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kValues; i += 2) mine |= ((get<0>(coords(i)) - row0) & ~(kRows - 1)) == block;
+      int const row = warp_row + block + lane;
+      if (!mine || lane >= kRows || row >= M) continue;
+      if (with_c) prefetch_l2(p.c + int64_t(row) * p.ldc + tile_col, bytes);
+      if (with_e) prefetch_l2(p.e + int64_t(row) * p.lde + tile_col, bytes);
+    }
+  }
+
   Params params_;
 };
 
-// FusedWarpEpilogue in CUTLASS's warp-specialized kernels: CUTLASS's adapter for operator-style
-// epilogues, plus an epilogue-load warp that prefetches each tile's sources into L2 while the
-// consumers run the tile's main loop. A one-stage pipeline paces it: the prefetch of tile j
-// waits until the consumers released tile j - 1 (two stages for ping-pong, whose two consumer
-// warpgroups take alternate tiles), so the rows arrive one main loop ahead, not the whole
-// CTA's tiles at once. Consumers wait on it only when there is something to prefetch (the
-// kernel runs the load warp only then).
 template <class Cfg>
-class DirectEpilogue
-    : public cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<FusedWarpEpilogue<Cfg>> {
-  using Base = cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<FusedWarpEpilogue<Cfg>>;
-
- public:
-  static constexpr int kLoadStages = Cfg::kCooperative ? 1 : 2;
-  using LoadPipeline = cutlass::PipelineAsync<kLoadStages>;
-  using LoadPipelineState = cutlass::PipelineState<kLoadStages>;
-  using PipelineStorage = typename LoadPipeline::SharedStorage;
-  using TensorStorage = typename Base::TensorStorage;
-  using StorePipeline = typename Base::StorePipeline;
-  using StorePipelineState = typename Base::StorePipelineState;
-  // Shared memory the main loop's stage count must leave free.
-  static constexpr int kCarveoutBytes = int(sizeof(TensorStorage) + sizeof(PipelineStorage));
-
-  using Base::Base;
-
-  CUTLASS_DEVICE bool is_producer_load_needed() const {
-    return (CKS_SM90_EPI_PREFETCH & 2) && SourcePrefetch<Cfg>::needed(this->params_.epi);
-  }
-
-  template <class ProblemShapeMNKL, class TileShapeMNK, class TileCoordMNKL, class TiledMma>
-  CUTLASS_DEVICE LoadPipelineState load(LoadPipeline pipeline, LoadPipelineState state, ProblemShapeMNKL,
-                                        TileShapeMNK tile_shape, TileCoordMNKL tile_coord, TiledMma, int thread_idx,
-                                        TensorStorage&, int = -1) {
-    using namespace cute;
-    pipeline.producer_acquire(state);
-    int const row = int(get<0>(tile_coord)) * int(size<0>(tile_shape));
-    int const col = int(get<1>(tile_coord)) * int(size<1>(tile_shape));
-    SourcePrefetch<Cfg>::rows(this->params_.epi, row, Cfg::kTileRows, col, thread_idx % 32, 32);
-    pipeline.producer_commit(state);
-    ++state;
-    return state;
-  }
-
-  CUTLASS_DEVICE LoadPipelineState load_tail(LoadPipeline pipeline, LoadPipelineState state) {
-    pipeline.producer_tail(state);  // every stage released: no arrival outlives this warp's turn
-    return state;
-  }
-
-  template <class ProblemShapeMNKL, class TileShapeMNK, class TileCoordMNKL, class AccEngine, class AccLayout,
-            class TiledMma>
-  CUTLASS_DEVICE auto store(LoadPipeline pipeline, LoadPipelineState load_state, StorePipeline,
-                            StorePipelineState store_state, ProblemShapeMNKL problem_shape, TileShapeMNK tile_shape,
-                            TileCoordMNKL tile_coord, cute::Tensor<AccEngine, AccLayout> accumulators,
-                            TiledMma tiled_mma, int thread_idx, TensorStorage& shared, int = -1) {
-    bool const paced = is_producer_load_needed();
-    if (paced) pipeline.consumer_wait(load_state);
-    (*this)(problem_shape, tile_shape, tile_coord, accumulators, tiled_mma, cute::make_tuple(0, 0, 0), thread_idx,
-            reinterpret_cast<char*>(&shared));
-    if (paced) pipeline.consumer_release(load_state);
-    ++load_state;
-    return cute::make_tuple(load_state, store_state);
-  }
-
-  CUTLASS_DEVICE auto store_tail(LoadPipeline, LoadPipelineState load_state, StorePipeline,
-                                 StorePipelineState store_state) {
-    return cute::make_tuple(load_state, store_state);
-  }
-};
+using DirectEpilogue =
+    cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<FusedWarpEpilogue<Cfg>>;
 
 }  // namespace sm90
 }  // namespace cks

@@ -47,7 +47,7 @@ struct SplitKGemm {
       Gemm::kCooperative, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>,
-      Mainloop<Gemm, DirectEpilogue<Cfg>::kCarveoutBytes>, DirectEpilogue<Cfg>,
+      Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>, DirectEpilogue<Cfg>,
       Scheduler>;
 
   static typename Kernel::Arguments arguments(CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
@@ -65,12 +65,6 @@ struct SplitKGemm {
     }
     args.epilogue.epi = epi;
     args.hw_info = hardware(a.device);
-#ifdef CKS_SM90_SWIZZLE  // exploration only (benchmarks/explore_sm90_r8.yaml): CUTLASS's defaults otherwise
-    args.scheduler.max_swizzle_size = CKS_SM90_SWIZZLE;
-#endif
-#ifdef CKS_SM90_RASTER
-    args.scheduler.raster_order = cutlass::gemm::kernel::detail::RasterOrderOptions(CKS_SM90_RASTER);
-#endif
     if constexpr (Gemm::kCooperative) {
       using Decomposition = typename Kernel::TileScheduler::DecompositionMode;
       args.scheduler.splits = kStreamK ? 1 : a.split_k;
