@@ -10,6 +10,9 @@
 #   r8b      p0 against p1, twice each in turn, on epilogue-heavy shapes (short K, large M*N)
 #   r8fin    the shipped form (build/r8/final: the consumer warps' prefetch on cooperative tiles with
 #            256-byte rows) against p0, in turn, on the r8b shapes and the long-K ones
+#   r9       round 9: the shipped epilogue (build/r8/final) against the same with 64-column chunks
+#            on every tile (build/r9/cols64: a switch CKS_SM90_EPI_COLS=64 in FusedWarpEpilogue, present only
+#            while round 9 ran; 256x128's chunks are 32 wide), in turn
 #   ncu8     ncu on round 8's p0 build, 4096^3: the 256x128 kernel with the chain's epilogue and
 #            the same kernel with none (instructions executed, issue slots, warp stalls)
 #   sweep    the suite's bench (f16 + bf16, no torch.compile column) with every candidate swept
@@ -55,6 +58,16 @@ for phase in "$@"; do
              echo "r8fin $name rc=$? wrong=$(grep -c WRONG "$out/r8fin_$name.txt")"
            done
            python3 benchmarks/r8_table.py "$out"/r8fin_*.json ;;
+    r9) for run in a b; do
+          for dir in r8/final r9/cols64; do
+            name=${dir#*/}$run
+            python3 benchmarks/variant_ab.py "build/$dir" explore90r8_chain_f16 --shape 4096,4096,4096 \
+              --shape 4096,4096,14336 --shape 8192,8192,512 --shape 4096,4096,1024 --shape 4000,4104,1000 \
+              --shape 128,8192,8192 --shape 136,2056,8200 --label "$name" --json "$out/r9_$name.json" > "$out/r9_$name.txt" 2>&1
+            echo "r9 $name rc=$? wrong=$(grep -c WRONG "$out/r9_$name.txt")"
+          done
+        done
+        python3 benchmarks/r8_table.py "$out"/r9_*.json ;;
     ncu8) S="--clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis --metrics smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_lsu.sum"
           for op in chain plain; do
             CUTLASS_SPLITK_GRAPHS=0 ncu $S --kernel-name regex:device_kernel --launch-skip 2 --launch-count 1 \
