@@ -21,12 +21,7 @@
 #   sweepx   the same on benchmarks/extra_shapes.yaml (f16), shapes the model was not fitted on
 #   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
 #   cublas   ncu: the kernels cuBLAS runs for torch.matmul on the suite's skinny and square shapes
-set -uo pipefail
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
-out=${OUT:-device-logs}; mkdir -p "$out"
-SECONDS=0
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-source benchmarks/device_lib.sh  # gpu_tests
+source benchmarks/device_lib.sh  # the run's setup, gpu_tests
 for phase in "$@"; do
   case $phase in
     build) bash benchmarks/device_build.sh default=configs/default.yaml ;;

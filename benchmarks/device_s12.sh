@@ -18,12 +18,7 @@
 #   sweep    the suite's bench (f16 + bf16, no torch.compile column) with every candidate swept
 #   compile  the suite's bench with the torch.compile columns (default and max-autotune), f16
 #   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
-set -uo pipefail
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
-out=${OUT:-device-logs}; mkdir -p "$out"
-SECONDS=0
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-source benchmarks/device_lib.sh  # gpu_tests
+source benchmarks/device_lib.sh  # the run's setup, gpu_tests
 r8_run() {  # r8_run SETTING SHAPE...
   local name=$1; shift
   local shapes=(); for s in "$@"; do shapes+=(--shape "$s"); done

@@ -8,11 +8,7 @@
 #   rest    the rest of the GPU suite
 #   host    host_overhead.py on build/default
 # Logs to $OUT.
-set -uo pipefail
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
-out=${OUT:-device-logs}; mkdir -p "$out"
-SECONDS=0
-source benchmarks/device_lib.sh  # gpu_tests
+source benchmarks/device_lib.sh  # the run's setup, gpu_tests
 for phase in "$@"; do
   case $phase in
     quick) ./build/replay_probe
