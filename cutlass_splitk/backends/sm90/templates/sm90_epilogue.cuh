@@ -51,9 +51,11 @@ class FusedWarpEpilogue {
   static constexpr int kVectorsPerLane = kRows * kCols / kV / 32;
   // Whether a warp requests all its source rows (E, beta * C) into L2 when the epilogue starts,
   // so that its chunks wait on L2 instead of one DRAM round trip each. Measured on the H100
-  // (benchmarks/explore_sm90_r8.yaml): 4-10 % faster on cooperative tiles with 256-byte rows
-  // where the epilogue weighs (K <= 2048, large M*N), neutral on long K; slower on 64- and
-  // 128-byte rows (many small prefetches) and on ping-pong tiles.
+  // (benchmarks/explore_sm90_r8.yaml): 4-12 % faster on cooperative tiles with 256-byte rows
+  // where the epilogue weighs (K <= 2048, large M*N), neutral on long K; slower with 64- and
+  // 128-byte rows (many small bulk prefetches beside the TMA loads). Ping-pong tiles, whose
+  // epilogue overlaps the other warpgroup's main loop, are left out (only a 64-byte-row one
+  // was measured, and it was slower).
   static constexpr bool kPrefetchSources =
       Cfg::kCooperative && kTileN * int(sizeof(typename Cfg::Element)) >= 256;
   static_assert(kTileN % kCols == 0, "tile N must be a multiple of 32");
@@ -129,7 +131,8 @@ class FusedWarpEpilogue {
 
     static_assert(decltype(size(accumulators))::value == kValues, "accumulators per thread");
     constexpr int kBlocksM = decltype(size<0>(blk_shape_MNK))::value;  // upper bound on row blocks
-    if constexpr (kPrefetchSources) prefetch_sources(tile_row + (row0 & ~(kRows - 1)), tile_col, coords, row0, lane, M, N);
+    if constexpr (kPrefetchSources)
+      prefetch_sources(tile_row + (row0 & ~(kRows - 1)), tile_col, coords, row0, lane, M, N);
     CUTLASS_PRAGMA_UNROLL
     for (int block = 0; block < kBlocksM; block += kRows) {
       CUTLASS_PRAGMA_UNROLL
