@@ -13,8 +13,12 @@
 #   r9       round 9: the shipped epilogue (build/r8/final) against the same with 64-column chunks
 #            on every tile (build/r9/cols64: a switch CKS_SM90_EPI_COLS=64 in FusedWarpEpilogue, present only
 #            while round 9 ran; 256x128's chunks are 32 wide), in turn
+#   r10      round 10: E through shared memory (cp.async two chunks ahead into per-warp buffers;
+#            build/r10/stage: a switch CKS_SM90_STAGE_E=1 that lived only while round 10 ran)
+#            against the shipped epilogue, in turn
 #   ncu8     ncu on round 8's p0 build, 4096^3: the 256x128 kernel with the chain's epilogue and
 #            the same kernel with none (instructions executed, issue slots, warp stalls)
+#   ncu8s    the same two kernels: warp stall reasons and pipe utilisation (whole-kernel averages)
 #   sweep    the suite's bench (f16 + bf16, no torch.compile column) with every candidate swept
 #   compile  the suite's bench with the torch.compile columns (default and max-autotune), f16
 #   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
@@ -63,6 +67,16 @@ for phase in "$@"; do
           done
         done
         python3 benchmarks/r8_table.py "$out"/r9_*.json ;;
+    r10) for run in a b; do
+           for dir in r8/final r10/stage; do
+             name=${dir#*/}$run
+             python3 benchmarks/variant_ab.py "build/$dir" explore90r8_chain_f16 --shape 4096,4096,4096 \
+               --shape 4096,4096,14336 --shape 8192,8192,512 --shape 4096,4096,1024 --shape 4000,4104,1000 \
+               --shape 1024,1024,16384 --shape 136,2056,8200 --label "$name" --json "$out/r10_$name.json" > "$out/r10_$name.txt" 2>&1
+             echo "r10 $name rc=$? wrong=$(grep -c WRONG "$out/r10_$name.txt")"
+           done
+         done
+         python3 benchmarks/r8_table.py "$out"/r10_*.json ;;
     ncu8) S="--clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis --metrics smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_lsu.sum"
           for op in chain plain; do
             CUTLASS_SPLITK_GRAPHS=0 ncu $S --kernel-name regex:device_kernel --launch-skip 2 --launch-count 1 \
@@ -71,6 +85,14 @@ for phase in "$@"; do
             echo "== $op rc=$?"
             grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\)|Issue Slots Busy|Issued Ipc|Executed Ipc|No Eligible|Warp Cycles Per Issued|smsp__inst|Registers|Stall" "$out/ncu8_$op.txt" | cut -c1-150
           done ;;
+    ncu8s) S="--clock-control none --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio,regex:sm__pipe_.*_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active"
+           for op in chain plain; do
+             CUTLASS_SPLITK_GRAPHS=0 ncu $S --kernel-name regex:device_kernel --launch-skip 2 --launch-count 1 \
+               python3 benchmarks/profile_shape.py build/r8/p0 4096 4096 4096 explore90r8_${op}_f16 \
+               explore90r8_${op}_f16_serial_sm90_t256x128x64_c2x1_coop_sauto_a8 1 > "$out/ncu8s_$op.txt" 2>&1
+             echo "== $op rc=$?"
+           done
+           python3 benchmarks/ncu_compare.py "$out/ncu8s_chain.txt" "$out/ncu8s_plain.txt" ;;
     sweep) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
              --no-compile --sweep --repeat 1 --json "$out/sweep_suite.json" > "$out/sweep_suite.txt" 2>&1
            tail -25 "$out/sweep_suite.txt" ;;
