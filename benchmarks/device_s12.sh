@@ -16,6 +16,11 @@
 #   r10      round 10: E through shared memory (cp.async two chunks ahead into per-warp buffers;
 #            build/r10/stage: a switch CKS_SM90_STAGE_E=1 that lived only while round 10 ran)
 #            against the shipped epilogue, in turn
+#   r11      round 11: the epilogue's code once, looped over the (block, chunk) pairs a warp holds
+#            (build/r11/loop: a switch CKS_SM90_EPI_LOOP=1 that lived only while round 11 ran)
+#            against the shipped epilogue and the same source with the loop unrolled, in turn
+#   r11fin   the shipped form of round 11 (build/r11/ship) against session 12's first shipped
+#            epilogue (build/r8/final), in turn
 #   ncu8     ncu on round 8's p0 build, 4096^3: the 256x128 kernel with the chain's epilogue and
 #            the same kernel with none (instructions executed, issue slots, warp stalls)
 #   ncu8s    the same two kernels: warp stall reasons and pipe utilisation (whole-kernel averages)
@@ -64,6 +69,9 @@ for phase in "$@"; do
           128,8192,8192 136,2056,8200 ;;
     r10) ab r10 "a b" "r8/final r10/stage" 4096,4096,4096 4096,4096,14336 8192,8192,512 4096,4096,1024 \
            4000,4104,1000 1024,1024,16384 136,2056,8200 ;;
+    r11) ab r11 "a b" "r8/final r11/loop r11/unrolled" 4096,4096,4096 4096,4096,14336 8192,8192,512 4096,4096,1024 \
+           4000,4104,1000 1024,1024,16384 136,2056,8200 ;;
+    r11fin) ab r11fin - "r8/final r11/ship" 4096,4096,4096 8192,8192,512 4096,4096,1024 4000,4104,1000 136,2056,8200 ;;
     ncu8) ncu_pair ncu8 --clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
             --section InstructionStats --section ComputeWorkloadAnalysis \
             --metrics smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_lsu.sum

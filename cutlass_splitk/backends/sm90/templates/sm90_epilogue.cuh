@@ -131,85 +131,107 @@ class FusedWarpEpilogue {
 
     static_assert(decltype(size(accumulators))::value == kValues, "accumulators per thread");
     constexpr int kBlocksM = decltype(size<0>(blk_shape_MNK))::value;  // upper bound on row blocks
-    if constexpr (kPrefetchSources)
-      prefetch_sources(tile_row + (row0 & ~(kRows - 1)), tile_col, coords, row0, lane, M, N);
+    // Whether this warp holds values of (row block, column chunk), and staging them (both fold to
+    // compile-time code once the loops unroll: dr, dc are constants).
+    auto holds = [&](int block, int chunk) {
+      bool any = false;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kValues; i += 2) {
+        int const dr = get<0>(coords(i)) - row0, dc = get<1>(coords(i)) - col0;
+        any |= (dr & ~(kRows - 1)) == block && (dc & ~(kCols - 1)) == chunk;
+      }
+      return any;
+    };
+    auto stage_values = [&](int block, int chunk) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kValues; i += 2) {
+        int const dr = get<0>(coords(i)) - row0;
+        int const dc = get<1>(coords(i)) - col0;
+        if ((dr & ~(kRows - 1)) == block && (dc & ~(kCols - 1)) == chunk) {
+          int const r = (row0 & (kRows - 1)) + (dr & (kRows - 1));
+          int const c = (col0 & 7) + (dc & (kCols - 1));
+          *reinterpret_cast<float2*>(stage + r * kStride + c) = make_float2(accumulators(i), accumulators(i + 1));
+        }
+      }
+    };
+    // The staged chunk: read back as whole vectors, the sources loaded, the epilogue applied.
+    auto finish = [&](int row_base, int col_base) {
+      __syncwarp();
+      typename Epi::Sources sources[kVectorsPerLane];
+      typename Epi::Vec values[kVectorsPerLane];
+      int rows[kVectorsPerLane], cols[kVectorsPerLane];
+      CUTLASS_PRAGMA_UNROLL
+      for (int h = 0; h < kVectorsPerLane; ++h) {
+        int const v = lane + 32 * h;
+        int const r = v / (kCols / kV);
+        int const c = (v % (kCols / kV)) * kV;
+        float4 const* src = reinterpret_cast<float4 const*>(stage + r * kStride + c);
+        CUTLASS_PRAGMA_UNROLL
+        for (int q = 0; q < kV / 4; ++q) {
+          float4 x = src[q];
+          values[h][4 * q] = x.x;
+          values[h][4 * q + 1] = x.y;
+          values[h][4 * q + 2] = x.z;
+          values[h][4 * q + 3] = x.w;
+        }
+        rows[h] = row_base + r;
+        cols[h] = col_base + c;
+        if (rows[h] < M && cols[h] < N) Epi::load_sources(params_.epi, rows[h], cols[h], sources[h]);
+      }
+      __syncwarp();  // the stage is rewritten by the next chunk
+      CUTLASS_PRAGMA_UNROLL
+      for (int h = 0; h < kVectorsPerLane; ++h) {
+        if (rows[h] < M && cols[h] < N)  // N is a multiple of 8: a vector is in or out
+          Epi::apply_and_store(params_.epi, rows[h], cols[h], sources[h], values[h]);
+      }
+    };
+    int const warp_row = tile_row + (row0 & ~(kRows - 1));
+    if constexpr (kPrefetchSources) {  // a warp holds every column chunk of its row blocks
+      CUTLASS_PRAGMA_UNROLL
+      for (int block = 0; block < kBlocksM; block += kRows) {
+        if (holds(block, 0) && lane < kRows) prefetch_row(warp_row + block + lane, tile_col, M, N);
+      }
+    }
+    // One copy of the epilogue's code, run once per (block, chunk) pair this warp holds; only the
+    // staging of each pair (compile-time register indices) is unrolled. Fully unrolled, the
+    // epilogue's code was long enough to stall the warps on instruction fetch; looped, it is 2-5 %
+    // faster where the epilogue weighs (H100, benchmarks/explore_sm90_r8.yaml, round 11).
+    int pairs = 0;
     CUTLASS_PRAGMA_UNROLL
     for (int block = 0; block < kBlocksM; block += kRows) {
       CUTLASS_PRAGMA_UNROLL
-      for (int chunk = 0; chunk < kTileN; chunk += kCols) {
-        // Stage this thread's values of (row block, column chunk). Which values those are is
-        // known at compile time once the loops unroll: dr, dc fold to constants.
-        bool any = false;
+      for (int chunk = 0; chunk < kTileN; chunk += kCols) pairs += holds(block, chunk);
+    }
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (int t = 0; t < pairs; ++t) {
+      int row_base = 0, col_base = 0, pair = 0;
+      CUTLASS_PRAGMA_UNROLL
+      for (int block = 0; block < kBlocksM; block += kRows) {
         CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < kValues; i += 2) {
-          int const dr = get<0>(coords(i)) - row0;
-          int const dc = get<1>(coords(i)) - col0;
-          if ((dr & ~(kRows - 1)) == block && (dc & ~(kCols - 1)) == chunk) {
-            any = true;
-            int const r = (row0 & (kRows - 1)) + (dr & (kRows - 1));
-            int const c = (col0 & 7) + (dc & (kCols - 1));
-            *reinterpret_cast<float2*>(stage + r * kStride + c) =
-                make_float2(accumulators(i), accumulators(i + 1));
+        for (int chunk = 0; chunk < kTileN; chunk += kCols) {
+          if (!holds(block, chunk)) continue;
+          if (pair == t) {
+            stage_values(block, chunk);
+            row_base = warp_row + block;
+            col_base = tile_col + (col0 & ~7) + chunk;
           }
-        }
-        if (!any) continue;  // uniform: the same for every lane of the warp
-        __syncwarp();
-        int const row_base = tile_row + (row0 & ~(kRows - 1)) + block;
-        int const col_base = tile_col + (col0 & ~7) + chunk;
-        typename Epi::Sources sources[kVectorsPerLane];
-        typename Epi::Vec values[kVectorsPerLane];
-        int rows[kVectorsPerLane], cols[kVectorsPerLane];
-        CUTLASS_PRAGMA_UNROLL
-        for (int h = 0; h < kVectorsPerLane; ++h) {
-          int const v = lane + 32 * h;
-          int const r = v / (kCols / kV);
-          int const c = (v % (kCols / kV)) * kV;
-          float4 const* src = reinterpret_cast<float4 const*>(stage + r * kStride + c);
-          CUTLASS_PRAGMA_UNROLL
-          for (int q = 0; q < kV / 4; ++q) {
-            float4 x = src[q];
-            values[h][4 * q] = x.x;
-            values[h][4 * q + 1] = x.y;
-            values[h][4 * q + 2] = x.z;
-            values[h][4 * q + 3] = x.w;
-          }
-          rows[h] = row_base + r;
-          cols[h] = col_base + c;
-          if (rows[h] < M && cols[h] < N) Epi::load_sources(params_.epi, rows[h], cols[h], sources[h]);
-        }
-        __syncwarp();  // the stage is rewritten by the next chunk
-        CUTLASS_PRAGMA_UNROLL
-        for (int h = 0; h < kVectorsPerLane; ++h) {
-          if (rows[h] < M && cols[h] < N)  // N is a multiple of 8: a vector is in or out
-            Epi::apply_and_store(params_.epi, rows[h], cols[h], sources[h], values[h]);
+          ++pair;
         }
       }
+      finish(row_base, col_base);
     }
   }
 
  private:
-  // The rows of E and C this warp will read: each row block it holds (16 rows, known at compile
-  // time once the loop unrolls), one bulk prefetch per row of the tile's width (clipped to M and
-  // N; C and E rows are 16-byte aligned and N is a multiple of 8, so a segment is a multiple of
-  // 16 bytes).
-  template <class Coords>
-  CUTLASS_DEVICE void prefetch_sources(int warp_row, int tile_col, Coords const& coords, int row0, int lane, int M,
-                                       int N) const {
-    using namespace cute;
+  // One row of E and C (if read) across the tile's width, into L2: clipped to M and N (C and E rows
+  // are 16-byte aligned and N is a multiple of 8, so a segment is a multiple of 16 bytes).
+  CUTLASS_DEVICE void prefetch_row(int row, int tile_col, int M, int N) const {
     typename Epi::Params const& p = params_.epi;
-    bool const with_c = p.beta != 0.f, with_e = Cfg::kEOp != EOp::kNone && p.e != nullptr;
     int const bytes = min(kTileN, N - tile_col) * int(sizeof(typename Cfg::Element));
-    if (!(with_c || with_e) || bytes <= 0) return;
-    constexpr int kBlocksM = Cfg::kTileRows;
-    CUTLASS_PRAGMA_UNROLL
-    for (int block = 0; block < kBlocksM; block += kRows) {
-      bool mine = false;
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kValues; i += 2) mine |= ((get<0>(coords(i)) - row0) & ~(kRows - 1)) == block;
-      int const row = warp_row + block + lane;
-      if (!mine || lane >= kRows || row >= M) continue;
-      if (with_c) prefetch_l2(p.c + int64_t(row) * p.ldc + tile_col, bytes);
-      if (with_e) prefetch_l2(p.e + int64_t(row) * p.lde + tile_col, bytes);
+    if (row >= M || bytes <= 0) return;
+    if (p.beta != 0.f) prefetch_l2(p.c + int64_t(row) * p.ldc + tile_col, bytes);
+    if constexpr (Cfg::kEOp != EOp::kNone) {
+      if (p.e) prefetch_l2(p.e + int64_t(row) * p.lde + tile_col, bytes);
     }
   }
 
