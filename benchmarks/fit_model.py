@@ -20,7 +20,7 @@ from cutlass_splitk.runtime import dispatch, timemodel
 from cutlass_splitk.spec import KernelVariant, Schedule, Sm80Params, Sm90Params, SplitMode
 
 SM80 = re.compile(r"_(serial|parallel)_t(\d+)x(\d+)x(\d+)_w(\d+)x(\d+)x(\d+)_i(\d+)x(\d+)x(\d+)_s(\d+)_a(\d+)_z(\d+)$")
-SM90 = re.compile(r"_(serial|parallel|stream_k)_sm90_t(\d+)x(\d+)x(\d+)_c(\d+)x(\d+)_(coop|pp)_s(\d+|auto)_a(\d+)$")
+SM90 = re.compile(r"_(serial|parallel|stream_k)_sm90_t(\d+)x(\d+)x(\d+)_c(\d+)x(\d+)_(coop|pp)_s(\d+|auto)_a(\d+)(_swab)?$")
 H100 = timemodel.DeviceInfo("H100", 132, 3.0e12, 2.95e12, 9, 0)
 
 
@@ -31,7 +31,7 @@ def variant(name: str, splits: Tuple[int, ...] = ()) -> KernelVariant:
         g = m.groups()
         n = [int(x) for x in g[1:6]]
         params = Sm90Params((n[3], n[4]), Schedule.COOPERATIVE if g[6] == "coop" else Schedule.PINGPONG,
-                            0 if g[7] == "auto" else int(g[7]))
+                            0 if g[7] == "auto" else int(g[7]), g[9] is not None)
         return KernelVariant(name[: m.start()], SplitMode(g[0]), tuple(n[0:3]), int(g[8]), params, splits)
     m = SM80.search(name)
     g = m.groups()

@@ -3,7 +3,7 @@ the config fuzzer (``benchmarks/fuzz_configs.py`` is the driver; ``fuzz_problems
 problems through a built config).
 
 Each draw is one op with ONE variant group (one sm80 tile/warp/instruction/stages/alignment/
-swizzle, or one sm90 tile/cluster/schedule/stages) and its split factors, odd ones included,
+swizzle, or one sm90 tile/cluster/schedule/stages/swap_ab) and its split factors, odd ones included,
 in one or both modes (sm90: any of serial, parallel, stream-K): one or two heavy translation
 units plus the op's ``library.cu``, so a run's compile time is bounded by its config count.
 
@@ -81,10 +81,12 @@ LIST_KNOBS = ("serial_split", "parallel_split")  # a config holds several values
 WILD: Dict[str, Dict[str, Tuple[Any, ...]]] = {
     "sm80": {"tile_k": (128, 8, 24), "tile_m": (8, 16, 24, 48, 96, 192, 320), "tile_n": (8, 16, 40, 96, 512),
              "stages": (1, 9), "alignment": (16, 1), "swizzle": (3, 16), "warp": ("sliced_k", "odd")},
-    "sm90": {"tile_m": (32, 192), "tile_n": (16, 48, 288), "tile_k": (16, 256), "stages": (1, 13),
+    "sm90": {"tile_m": (32, 192), "tile_n": (8, 40, 288), "tile_k": (16, 256), "stages": (1, 13),
              "cluster": ("2x2", "4x1"), "alignment": (4, 2, 16)},
 }
 WILD_RATE = 0.08
+PARALLEL_ONLY_RATE = 0.3  # share of sm90 draws with parallel split-K that take swap_ab (and tile N below)
+PARALLEL_ONLY_TILE_N = (16, 48)
 MAX_ATTEMPTS = 400
 KEEP, HOLD = 3, 60
 
@@ -261,6 +263,11 @@ def _draw_sm90(rng: random.Random, want: Dict[str, Any], wild: Optional[Tuple[st
     k: Dict[str, Any] = {}
     for name in ("tile_m", "tile_n", "tile_k", "cluster", "schedule", "stages", "modes"):
         k[name] = _pick(rng, dom[name], name, want, wild)
+    # Parallel-only knobs (the other modes are pruned), drawn beside the balanced ones so that
+    # they do not take draws from the in-kernel modes: swap_ab, and tile N 16 / 48.
+    k["swap_ab"] = "parallel" in k["modes"] and rng.random() < PARALLEL_ONLY_RATE
+    if k["modes"] == "parallel" and "tile_n" not in want and rng.random() < PARALLEL_ONLY_RATE:
+        k["tile_n"] = rng.choice(PARALLEL_ONLY_TILE_N)
     # Serial split factors > 1 and stream-K need the cooperative schedule (tile M >= 128):
     # mostly complete a draw with those modes so that it can work.
     if ({"serial", "stream_k"} & set(k["modes"].split("+"))) and rng.random() < 0.8:
@@ -275,6 +282,8 @@ def _draw_sm90(rng: random.Random, want: Dict[str, Any], wild: Optional[Tuple[st
         grid["schedule"] = k["schedule"] if k["schedule"] == "auto" or rng.random() < 0.7 else [k["schedule"]]
     if k["stages"] != "auto" or rng.random() < 0.4:
         grid["stages"] = k["stages"] if k["stages"] == "auto" or rng.random() < 0.5 else [k["stages"]]
+    if k["swap_ab"] or rng.random() < 0.2:
+        grid["swap_ab"] = k["swap_ab"] if rng.random() < 0.7 else [k["swap_ab"]]
     if wild is not None and wild[0] == "alignment":
         grid["alignment"] = wild[1]
     elif rng.random() < 0.3:

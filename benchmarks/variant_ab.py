@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import math
+import re
 import sys
 
 import torch
@@ -41,6 +42,7 @@ def main(argv=None) -> int:
     p.add_argument("--label", default="")
     p.add_argument("--json")
     p.add_argument("--no-check", action="store_true")
+    p.add_argument("--match", help="only the variants whose name contains this regular expression")
     args = p.parse_args(argv)
     lib = cutlass_splitk.load(args.dir)
     op = getattr(lib, args.op)
@@ -60,6 +62,8 @@ def main(argv=None) -> int:
         mm_graph = graph_time(lambda: torch.matmul(a, b))
         print(f"{m}x{n}x{k}: torch.matmul {mm:8.1f} us flushed, {mm_graph:8.1f} graph", flush=True)
         for v in op.spec.variants:
+            if args.match and not re.search(args.match, v.name):
+                continue
             for split in v.splits:
                 out = op(a, b, split_k=split, variant=v.name, **kw)
                 out.fill_(float("nan"))

@@ -170,11 +170,15 @@ class Sm80Params:
 @dataclass(frozen=True, order=True)
 class Sm90Params:
     """The sm90 backend's template parameters beyond the tile: thread-block cluster (M, N),
-    kernel schedule, and the TMA pipeline depth (0: as many stages as shared memory holds)."""
+    kernel schedule, the TMA pipeline depth (0: as many stages as shared memory holds), and
+    whether the kernel computes the transposed product (``swap_ab``: D^T = B^T A^T, so that a
+    small M runs along the wgmma instruction's N; the tile and cluster are then the kernel's,
+    their first dimension along the op's N)."""
 
     cluster: Tuple[int, int]
     schedule: Schedule
     stages: int
+    swap_ab: bool = False
 
     BACKEND = Backend.SM90
     SCHEDULE_TAG = {Schedule.COOPERATIVE: "coop", Schedule.PINGPONG: "pp"}
@@ -182,14 +186,25 @@ class Sm90Params:
     def tag(self, tile: Shape3, alignment: int) -> str:
         stages = str(self.stages) if self.stages else "auto"
         return (f"sm90_t{_dims(tile)}_c{_dims(self.cluster)}_{self.SCHEDULE_TAG[self.schedule]}"
-                f"_s{stages}_a{alignment}")
+                f"_s{stages}_a{alignment}" + ("_swab" if self.swap_ab else ""))
+
+    def output_tile(self, tile: Shape3) -> Tuple[int, int]:
+        """The tile over the op's output (rows along M, columns along N)."""
+        return (tile[1], tile[0]) if self.swap_ab else (tile[0], tile[1])
+
+    def output_cluster(self) -> Tuple[int, int]:
+        """The cluster over the op's output tiles (along M, along N)."""
+        return (self.cluster[1], self.cluster[0]) if self.swap_ab else self.cluster
 
     def to_json(self) -> dict:
-        return {"cluster": list(self.cluster), "schedule": self.schedule.value, "stages": self.stages}
+        d = {"cluster": list(self.cluster), "schedule": self.schedule.value, "stages": self.stages}
+        if self.swap_ab:  # absent: False (manifests written before the knob)
+            d["swap_ab"] = True
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Sm90Params":
-        return cls(tuple(d["cluster"]), Schedule(d["schedule"]), int(d["stages"]))
+        return cls(tuple(d["cluster"]), Schedule(d["schedule"]), int(d["stages"]), bool(d.get("swap_ab", False)))
 
 
 BackendParams = Union[Sm80Params, Sm90Params]

@@ -813,17 +813,21 @@ ops:
 def _expected_variants(raw_grids):
     """What a grid (or list of grids) as plain YAML data should expand to, for the fields the
     shipped configs use: {(mode, tile, warp, stages): splits}. (Independent of parse_config:
-    computed from yaml.safe_load, with auto_warp for 'warp: auto'.)"""
+    computed from yaml.safe_load, with auto_warp for 'warp: auto'; sm90 keys are (mode, tile,
+    cluster, swap_ab).)"""
     grids = raw_grids if isinstance(raw_grids, list) else [raw_grids]
     out = {}
     for g in grids:
         if g.get("backend") == "sm90":
-            assert set(g) <= {"backend", "tile", "cluster", "split_k"}, g  # extend this helper if the config grows
+            assert set(g) <= {"backend", "tile", "cluster", "swap_ab", "split_k"}, g  # extend if the config grows
+            swap = g.get("swap_ab", False)
+            assert isinstance(swap, bool), g
             for tile, cluster in itertools.product(g["tile"], g.get("cluster", [[1, 1]])):
                 for mode in SplitMode:
                     if mode.value in g["split_k"]:
+                        assert mode is SplitMode.PARALLEL or not swap, g  # the config prunes nothing
                         value = g["split_k"][mode.value]
-                        key = (mode, tuple(tile), tuple(cluster))
+                        key = (mode, tuple(tile), tuple(cluster), swap)
                         assert key not in out, key
                         out[key] = (1,) if value is True else tuple(sorted(value))
             continue
@@ -856,7 +860,7 @@ def test_default_config():
         sm80 = [v for v in o.variants if v.backend is Backend.SM80]
         sm90 = [v for v in o.variants if v.backend is Backend.SM90]
         got = {(v.mode, v.tile, v.params.warp, v.params.stages): v.splits for v in sm80}
-        got.update({(v.mode, v.tile, v.params.cluster): v.splits for v in sm90})
+        got.update({(v.mode, v.tile, v.params.cluster, v.params.swap_ab): v.splits for v in sm90})
         assert got == expected
         assert {(v.params.instruction, v.alignment, v.params.swizzle) for v in sm80} == {((16, 8, 16), 8, 1)}
         assert {(v.alignment, v.params.stages) for v in sm90} == {(8, 0)}

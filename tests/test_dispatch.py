@@ -201,6 +201,8 @@ def test_predict_follows_the_documented_model(m, n, k):
 def _documented_prediction_sm90(v, m, n, k, split, dev):
     """The sm90 model, recomputed from timemodel.py's docstring and constants."""
     tm, tn, tk = v.tile
+    if v.params.swap_ab:  # the kernel's tile and cluster run along (N, M)
+        tm, tn = tn, tm
     tiles = -(-m // tm) * -(-n // tn)
     rate = timemodel.SM90_FLOPS_PER_SM * min(1.0, (tm * tn / 16384) ** timemodel.SM90_EFF_EXPONENT)
     launches = 1
@@ -215,10 +217,11 @@ def _documented_prediction_sm90(v, m, n, k, split, dev):
     else:
         parts, k_len = 1, k
     units = tiles * parts
-    cm, cn = v.params.cluster
+    cm, cn = v.params.cluster[::-1] if v.params.swap_ab else v.params.cluster
+    b_reads = -(-m // tm) if v.params.swap_ab else 1  # a swapped kernel streams B once per tile along M
     streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (tk / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
     bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
-    t_mem = max(2.0 * (m * k + k * n) / bw,
+    t_mem = max(2.0 * (m * k + k * n * b_reads) / bw,
                 units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth)) * 1e6
     # one CTA's TMA boxes: in-bounds rows at the box rate, rows past the edge at the zero-fill rate
     outside = -(-m // tm) * tm - m + -(-n // tn) * tn - n

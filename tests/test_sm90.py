@@ -76,7 +76,10 @@ def test_schedule_auto_follows_tile_m_and_stream_k():
     ("      alignment: 4\n", "x.yaml:8: ops.h_f16.variants.alignment: alignment 4 is not possible for sm90 "
                              "(TMA moves 16-byte rows); valid values: 8"),
     ("      warp: auto\n", "x.yaml:8: ops.h_f16.variants.warp: unknown key 'warp'; valid keys: tile, cluster, "
-                           "schedule, stages, alignment, split_k"),
+                           "schedule, stages, alignment, swap_ab, split_k"),
+    ("      swap_ab: 1\n", "x.yaml:8: ops.h_f16.variants.swap_ab: expected true or false, got integer 1"),
+    ("      swap_ab: []\n", "x.yaml:8: ops.h_f16.variants.swap_ab: empty grid: give at least one value"),
+    ("      swap_ab: [true, true]\n", "x.yaml:8: ops.h_f16.variants.swap_ab[1]: duplicate value true"),
 ])
 def test_grid_errors(extra, message):
     assert error(grid_lines(extra)) == message
@@ -85,10 +88,10 @@ def test_grid_errors(extra, message):
 @pytest.mark.parametrize("tile, message", [
     ([96, 128, 64], "x.yaml:7: ops.h_f16.variants.tile[0]: tile M 96 is not possible for sm90 (wgmma warpgroups "
                     "of 64 rows); valid values: 64, 128, 256"),
-    ([128, 80, 64], "x.yaml:7: ops.h_f16.variants.tile[0]: tile N 80 is not possible for sm90: use a multiple of "
-                    "32 from 32 to 256"),
+    ([128, 40, 64], "x.yaml:7: ops.h_f16.variants.tile[0]: tile N 40 is not possible for sm90: use a multiple of "
+                    "16 from 16 to 256"),
     ([128, 512, 64], "x.yaml:7: ops.h_f16.variants.tile[0]: tile N 512 is not possible for sm90: use a multiple of "
-                     "32 from 32 to 256"),
+                     "16 from 16 to 256"),
     ([128, 128, 16], "x.yaml:7: ops.h_f16.variants.tile[0]: tile K 16 is not possible for sm90; valid values: "
                      "32, 64, 128"),
 ])
@@ -129,6 +132,54 @@ def test_pruned_grid_points_say_why(extra, tile, reason):
     config = parse_config(text, "x.yaml")
     assert {p.reason for p in config.pruned} == (reason if isinstance(reason, set) else {reason})
     assert all(v.tile == (128, 128, 64) for v in config.ops[0].variants)
+
+
+def test_swap_ab_grid_runs_parallel_split_k_only():
+    text = grid_lines("      swap_ab: [false, true]\n").replace("[[128, 128, 64]]", "[[128, 128, 64], [64, 16, 128]]")
+    config = parse_config(text, "x.yaml")
+    got = [(v.name, v.splits) for v in config.ops[0].variants]
+    assert got == [
+        ("h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8", (1, 2)),
+        ("h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8", (2, 4)),
+        ("h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_swab", (2, 4)),
+        ("h_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8", (2, 4)),
+        ("h_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab", (2, 4)),
+    ]
+    reasons = {p.description: p.reason for p in config.pruned}
+    assert reasons == {
+        "h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_swab":
+            "swap_ab runs parallel split-K only (the in-kernel fused epilogue stores row-major tiles); "
+            "use parallel: [...] or swap_ab: false",
+        "h_f16_serial_sm90_t64x16x128_c1x1_pp_sauto_a8":
+            "tile N 16 with serial split-K: the in-kernel fused epilogue stages 32-column chunks; use a "
+            "multiple of 32 or parallel split-K",
+        "h_f16_serial_sm90_t64x16x128_c1x1_pp_sauto_a8_swab":
+            "swap_ab runs parallel split-K only (the in-kernel fused epilogue stores row-major tiles); "
+            "use parallel: [...] or swap_ab: false",
+    }
+    swapped = config.ops[0].variants[2]
+    assert swapped.params == Sm90Params((1, 1), Schedule.COOPERATIVE, 0, True)
+    # the manifest round trip keeps it, and a manifest without the key reads as not swapped
+    assert KernelVariant.from_json("h_f16", swapped.to_json()) == swapped
+    plain = config.ops[0].variants[1].to_json()
+    assert "swap_ab" not in plain and KernelVariant.from_json("h_f16", plain).params.swap_ab is False
+
+
+def test_swap_ab_tile_and_cluster_run_along_n_then_m():
+    """The kernel's tile [64, 16, 128] with swapped operands covers 16 rows (M) by 64 columns (N) of
+    the op's output, and the time model sees it so: exactly the prediction of the same kernel
+    tile over (M, N), except that B is streamed once per tile along M."""
+    from cutlass_splitk.runtime import timemodel
+    swapped = Sm90Params((2, 1), Schedule.PINGPONG, 0, True)
+    assert swapped.output_tile((64, 16, 128)) == (16, 64) and swapped.output_cluster() == (1, 2)
+    dev = timemodel.DeviceInfo("H100", 132, 3.0e12, 2.95e12, 9, 0)
+    v = KernelVariant("h", SplitMode.PARALLEL, (64, 16, 128), 8, swapped, (2,))
+    same = KernelVariant("h", SplitMode.PARALLEL, (16, 64, 128), 8, Sm90Params((1, 2), Schedule.PINGPONG, 0), (2,))
+    for m in (1, 16):  # one tile along M: the same DRAM bytes
+        assert timemodel.predict(v, m, 4096, 14336, 2, dev).predicted_us == \
+            timemodel.predict(same, m, 4096, 14336, 2, dev).predicted_us
+    assert timemodel.predict(v, 32, 4096, 14336, 2, dev).predicted_us > \
+        timemodel.predict(same, 32, 4096, 14336, 2, dev).predicted_us
 
 
 def test_serial_split_above_one_needs_cooperative():

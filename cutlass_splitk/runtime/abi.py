@@ -81,10 +81,13 @@ class CksModel(ctypes.Structure):
         ("sm_count", ctypes.c_int64)]
 
 
+MODEL_SWAP_AB = 1  # CksModelVariant.flags (CKS_MODEL_SWAP_AB): an sm90 kernel with swapped operands
+
+
 class CksModelVariant(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int32) for name in ("backend", "mode", "tm", "tn", "tk", "cm", "cn", "occupancy")] + [
         ("tile_efficiency", ctypes.c_double)] + [
-        (name, ctypes.c_int32) for name in ("name_order", "first_split", "split_count", "reserved")]
+        (name, ctypes.c_int32) for name in ("name_order", "first_split", "split_count", "flags")]
 
 
 class CksRanked(ctypes.Structure):
@@ -152,4 +155,4 @@ def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
 
 
 __all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked",
-           "MODEL_CONSTANTS", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]
+           "MODEL_CONSTANTS", "MODEL_SWAP_AB", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]

@@ -109,9 +109,12 @@ class NativeRanking:
         for v in pool:
             tm, tn, tk = v.tile
             sm90 = v.backend is Backend.SM90
-            cm, cn = v.params.cluster if sm90 else (1, 1)
+            cm, cn = v.params.output_cluster() if sm90 else (1, 1)
+            if sm90:
+                tm, tn = v.params.output_tile(v.tile)
+            flags = abi.MODEL_SWAP_AB if sm90 and v.params.swap_ab else 0
             rows.append((90 if sm90 else 80, _C_MODES[v.mode], tm, tn, tk, cm, cn, timemodel.occupancy(v),
-                         timemodel.tile_efficiency(v), order[v.name], len(splits), len(v.splits), 0))
+                         timemodel.tile_efficiency(v), order[v.name], len(splits), len(v.splits), flags))
             splits += v.splits
         self._variants = (abi.CksModelVariant * max(1, len(rows)))(*rows)
         self._splits = (ctypes.c_int32 * max(1, len(splits)))(*splits)

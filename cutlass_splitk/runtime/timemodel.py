@@ -191,19 +191,19 @@ def sm90_slices(k: int, split: int) -> Tuple[int, int, int]:
     return length, k // length, k % length
 
 
-# The model is evaluated for every split of a variant at once: what does not depend on the
-# split is computed once per variant (a new problem ranks every candidate on its first call).
-
 def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo) -> List[Candidate]:
-    tm, tn, tk = v.tile
-    cm, cn = v.params.cluster
+    # Every split at once: what does not depend on the split is computed once per variant.
+    (tm, tn), tk = v.params.output_tile(v.tile), v.tile[2]  # over the op's output (swap_ab: see spec)
+    cm, cn = v.params.output_cluster()
     mode, sms, bw = v.mode, dev.sm_count, dev.bandwidth
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
     tiles = tiles_m * tiles_n
     oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n)  # the last tiles' rows and columns past the edge
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
-    unique_bytes = 2.0 * (m * k + k * n)
+    # A and B once; a swapped kernel streams B once per tile along M (H100, 32 x 5120 x 13824:
+    # the 16-row swapped tile 60.7 us, one 64-row tile 54.9; BENCHMARKS.md, session 13)
+    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab else 1))
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * (tk / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw = SM90_L2_FACTOR * bw

@@ -36,15 +36,18 @@ typedef struct CksModel {
 } CksModel;
 
 enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
+// CksModelVariant.flags: the sm90 kernel computes the transposed product (tm, tn, cm, cn are then
+// given over the op's output).
+enum { CKS_MODEL_SWAP_AB = 1 };
 
 // One variant: backend 80 or 90, split mode, tile, cluster (sm90), occupancy and tile
 // efficiency (sm80, from timemodel.occupancy / tile_efficiency), the position of its name in
-// name order (ties are broken by name, then split, as dispatch.rank does), and its split
-// factors (splits[first .. first + count) of the array passed beside it).
+// name order (ties are broken by name, then split, as dispatch.rank does), its split factors
+// (splits[first .. first + count) of the array passed beside it), and CKS_MODEL_* flags.
 typedef struct CksModelVariant {
   int32_t backend, mode, tm, tn, tk, cm, cn, occupancy;
   double tile_efficiency;
-  int32_t name_order, first_split, split_count, reserved;
+  int32_t name_order, first_split, split_count, flags;
 } CksModelVariant;
 
 typedef struct CksRanked {
@@ -85,7 +88,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const box_s_per_k =
       (double(tm + tn - oob_rows) / c.sm90_box_bytes_per_s + double(oob_rows) / c.sm90_oob_bytes_per_s) * 2.0;
   double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
-  double const unique_bytes = 2.0 * double(m * k + k * n);
+  double const unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) ? tiles_m : 1));
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
   double const cta_stream = c.sm90_sm_bytes_per_s * std::pow(double(tk) / 64.0, c.sm90_k_depth_exponent);
   double const l2_bw = c.sm90_l2_factor * bw;

@@ -45,6 +45,7 @@ def _gemm_fields(op: OpSpec, v: KernelVariant) -> Dict[str, str]:
         "cluster": ", ".join(map(str, p.cluster)),
         "schedule": SCHEDULE_CPP[p.schedule],
         "stages": str(p.stages),
+        "swap_ab": ", /*swap AB=*/true" if p.swap_ab else "",
     }
 
 

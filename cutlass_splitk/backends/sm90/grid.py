@@ -5,12 +5,17 @@ by :mod:`.rules`.
 Keys::
 
     backend: sm90                       # read by config.py
-    tile: [[128, 128, 64], ...]         # CTA tile M (64, 128, 256), N (32..256, step 32), K (32, 64, 128)
+    tile: [[128, 128, 64], ...]         # CTA tile M (64, 128, 256), N (16..256, step 16; serial and
+                                        # stream-K: step 32), K (32, 64, 128)
     cluster: [[1, 1], [2, 1]]           # thread-block cluster (M, N): [1, 1], [2, 1] or [1, 2]
     schedule: auto | cooperative | pingpong | [cooperative, pingpong]
                                         # auto: cooperative for tile M >= 128, else pingpong
     stages: auto | [4, 6]               # TMA pipeline depth; auto fills shared memory
     alignment: 8                        # TMA moves 16-byte rows: 8 is the only value
+    swap_ab: false | true | [false, true]
+                                        # true: the kernel computes D^T = B^T A^T (parallel split-K
+                                        # only), its tile and cluster then run along (N, M): for
+                                        # small M, e.g. tile [64, 16, 128] puts M = 16 on wgmma's N
     split_k:                            # required
       serial: [1, 2, 4, 8]              # in-kernel split-K (stream-K scheduler, SplitK decomposition)
       parallel: [2, 4, 8, 16]           # f32 partials + the shared reduction kernel
@@ -29,7 +34,7 @@ from . import rules
 if TYPE_CHECKING:  # the reader is passed in; config imports this backend, not the reverse
     from ...config import Reader
 
-KEYS = ("tile", "cluster", "schedule", "stages", "alignment", "split_k")
+KEYS = ("tile", "cluster", "schedule", "stages", "alignment", "swap_ab", "split_k")
 MAX_SPLIT = 256
 
 
@@ -68,6 +73,20 @@ def _schedules(r: "Reader", value: Any, path: FieldPath) -> Tuple[Schedule, ...]
     return tuple(out)
 
 
+def _swaps(r: "Reader", value: Any, path: FieldPath) -> Tuple[bool, ...]:
+    if not isinstance(value, list):
+        return (r.boolean(value, path),)
+    if not value:
+        raise r.doc.error(path, "empty grid: give at least one value")
+    out: List[bool] = []
+    for i, item in enumerate(value):
+        swap = r.boolean(item, path + (i,))
+        if swap in out:
+            raise r.doc.error(path + (i,), f"duplicate value {str(swap).lower()}")
+        out.append(swap)
+    return tuple(out)
+
+
 def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DType, layout: Layout,
                archs: Sequence[int]) -> Tuple[List[KernelVariant], List[Tuple[str, str]]]:
     """(variants, pruned) of one grid: ``pruned`` holds (variant name, reason) for each grid
@@ -82,6 +101,8 @@ def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DTyp
     if alignment != rules.ALIGNMENT:
         raise r.doc.error(path + ("alignment",), f"alignment {alignment} is not possible for sm90 (TMA moves "
                                                  f"16-byte rows); valid values: {rules.ALIGNMENT}")
+
+    swaps = _swaps(r, v["swap_ab"], path + ("swap_ab",)) if "swap_ab" in v else (False,)
 
     split = r.mapping(v["split_k"], path + ("split_k",), [m.value for m in SplitMode])
     if not split:
@@ -101,11 +122,11 @@ def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DTyp
 
     out: List[KernelVariant] = []
     pruned: List[Tuple[str, str]] = []
-    for tile, cluster, st in itertools.product(tiles, clusters, stages):
+    for tile, cluster, st, swap in itertools.product(tiles, clusters, stages, swaps):
         auto = Schedule.COOPERATIVE if tile[0] >= 128 else Schedule.PINGPONG
         for schedule in schedules or (auto,):
             for mode, splits in modes:
-                kv = KernelVariant(op, mode, tile, alignment, Sm90Params(cluster, schedule, st), splits)
+                kv = KernelVariant(op, mode, tile, alignment, Sm90Params(cluster, schedule, st, swap), splits)
                 reason = rules.prune(kv, dtype)
                 if reason:
                     pruned.append((kv.name, reason))

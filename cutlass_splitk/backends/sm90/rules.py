@@ -61,8 +61,8 @@ def check_tile(tile: Shape3) -> Optional[str]:
     m, n, k = tile
     if m not in TILE_M:
         return f"tile M {m} is not possible for sm90 (wgmma warpgroups of 64 rows); valid values: 64, 128, 256"
-    if n % 32 or not 32 <= n <= MAX_TILE_N:
-        return f"tile N {n} is not possible for sm90: use a multiple of 32 from 32 to {MAX_TILE_N}"
+    if n % 16 or not 16 <= n <= MAX_TILE_N:
+        return f"tile N {n} is not possible for sm90: use a multiple of 16 from 16 to {MAX_TILE_N}"
     if k not in TILE_K:
         return f"tile K {k} is not possible for sm90; valid values: {', '.join(map(str, TILE_K))}"
     return None
@@ -86,6 +86,12 @@ def prune(variant: KernelVariant, dtype: DType) -> Optional[str]:
         fix = "a smaller tile" + (" or the cooperative schedule" if schedule is Schedule.PINGPONG else "")
         return (f"tile {list(tile)} with the {schedule.value} schedule holds {accumulators} f32 accumulators "
                 f"per thread (at most {MAX_ACCUMULATORS}): use {fix}")
+    if p.swap_ab and mode is not SplitMode.PARALLEL:
+        return ("swap_ab runs parallel split-K only (the in-kernel fused epilogue stores row-major tiles); "
+                "use parallel: [...] or swap_ab: false")
+    if tile[1] % 32 and mode is not SplitMode.PARALLEL:
+        return (f"tile N {tile[1]} with {mode.value} split-K: the in-kernel fused epilogue stages 32-column "
+                "chunks; use a multiple of 32 or parallel split-K")
     if schedule is Schedule.PINGPONG and mode is SplitMode.STREAM_K:
         return "stream-K needs the cooperative schedule (CUTLASS's ping-pong kernel has no stream-K scheduler)"
     if schedule is Schedule.PINGPONG and mode is SplitMode.SERIAL and max(variant.splits) > 1:

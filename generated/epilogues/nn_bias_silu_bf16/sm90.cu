@@ -1,5 +1,5 @@
 // generated from configs/epilogues.yaml by cutlass-splitk; do not edit
-// op nn_bias_silu_bf16, sm90 groups: sm90_t128x64x64_c1x1_coop_sauto_a8, sm90_t64x128x64_c1x1_pp_sauto_a8
+// op nn_bias_silu_bf16, sm90 groups: sm90_t128x64x64_c1x1_coop_sauto_a8, sm90_t64x128x64_c1x1_pp_sauto_a8, sm90_t64x32x64_c2x1_pp_sauto_a8_swab
 #include "cks_sm90.cuh"
 
 // sm90_t128x64x64_c1x1_coop_sauto_a8
@@ -61,3 +61,21 @@ extern "C" CKS_EXPORT int cks_nn_bias_silu_bf16_serial_sm90_t64x128x64_c1x1_pp_s
   return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8
+
+// sm90_t64x32x64_c2x1_pp_sauto_a8_swab
+namespace group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab {
+using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/false, /*tile=*/64, 32, 64,
+    /*cluster=*/2, 1, cks::sm90::Schedule::kPingpong, /*stages=*/0, /*swap AB=*/true>;
+}  // namespace group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab
+extern template struct cks::sm90::PartialGemm<group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab::Gemm>;  // defined in its own unit
+namespace group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab {
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+
+// nn_bias_silu_bf16_parallel_sm90_t64x32x64_c2x1_pp_sauto_a8_swab
+extern "C" CKS_EXPORT int cks_nn_bias_silu_bf16_parallel_sm90_t64x32x64_c2x1_pp_sauto_a8_swab_query(CksArgs const* args, CksQuery* query) {
+  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_nn_bias_silu_bf16_parallel_sm90_t64x32x64_c2x1_pp_sauto_a8_swab_run(CksArgs const* args, void* stream) {
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+}
+}  // namespace group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab

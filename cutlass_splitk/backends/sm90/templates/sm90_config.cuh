@@ -18,17 +18,32 @@ namespace sm90 {
 
 enum class Schedule { kCooperative, kPingpong };
 
+// kSwapAB_: the kernel computes the transposed product D^T = B^T A^T (its A is the op's B, its B
+// the op's A), so that a small M runs along the wgmma instruction's N (16 or 32 wide) instead of
+// filling most of a 64-row A box with rows past the matrix's edge. TileShape and ClusterShape
+// are the kernel's: with kSwapAB_, their first mode runs along the op's N. Parallel split-K only
+// (the partial GEMM stores its transposed tile column-major, i.e. as the op's row-major partial).
 template <class Element_, bool kBColumnMajor_, int kTileM, int kTileN, int kTileK, int kClusterM,
-          int kClusterN, Schedule kSchedule_, int kStages_>
+          int kClusterN, Schedule kSchedule_, int kStages_, bool kSwapAB_ = false>
 struct GemmConfig {
   using Element = Element_;
-  using LayoutA = cutlass::layout::RowMajor;
-  using LayoutB = typename cutlass::platform::conditional<
+  static constexpr bool kSwapAB = kSwapAB_;
+  // The kernel's operands: the op's A (M x K, row-major) and B (K x N: column-major for TN),
+  // exchanged under kSwapAB (the op's B as an N x K matrix; the op's A as K x M, column-major).
+  using LayoutOpB = typename cutlass::platform::conditional<
       kBColumnMajor_, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>::type;
+  using LayoutA = typename cutlass::platform::conditional<
+      kSwapAB_,
+      typename cutlass::platform::conditional<kBColumnMajor_, cutlass::layout::RowMajor,
+                                              cutlass::layout::ColumnMajor>::type,
+      cutlass::layout::RowMajor>::type;
+  using LayoutB =
+      typename cutlass::platform::conditional<kSwapAB_, cutlass::layout::ColumnMajor, LayoutOpB>::type;
   using TileShape = cute::Shape<cute::Int<kTileM>, cute::Int<kTileN>, cute::Int<kTileK>>;
   using ClusterShape = cute::Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, cute::_1>;
-  static constexpr int kTileRows = kTileM;
-  static constexpr int kTileCols = kTileN;
+  // The tile over the op's output: rows along M, columns along N.
+  static constexpr int kTileRows = kSwapAB_ ? kTileN : kTileM;
+  static constexpr int kTileCols = kSwapAB_ ? kTileM : kTileN;
   static constexpr bool kBColumnMajor = kBColumnMajor_;
   static constexpr bool kCooperative = kSchedule_ == Schedule::kCooperative;
   using KernelSchedule = typename cutlass::platform::conditional<

@@ -43,6 +43,7 @@ namespace sm90 {
 template <class Cfg, bool kStreamK>
 struct SplitKGemm {
   using Gemm = typename Cfg::Gemm;
+  static_assert(!Gemm::kSwapAB, "swapped operands: parallel split-K only (the fused epilogue stores row-major tiles)");
   using Scheduler = typename cutlass::platform::conditional<
       Gemm::kCooperative, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<

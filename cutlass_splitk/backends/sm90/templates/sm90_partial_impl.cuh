@@ -22,11 +22,13 @@ namespace sm90 {
 template <class Gemm>
 struct PartialKernel {
   static constexpr int kAlign = PartialGemm<Gemm>::kPartialAlign;
+  // The op's partial is row-major (M x ld); a swapped kernel's output (N x M) is its transpose.
+  using LayoutD = typename cutlass::platform::conditional<Gemm::kSwapAB, cutlass::layout::ColumnMajor,
+                                                          cutlass::layout::RowMajor>::type;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::TileShape,
       typename Gemm::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, float, float, void,
-      cutlass::layout::RowMajor, kAlign, float, cutlass::layout::RowMajor, kAlign,
-      typename Gemm::EpilogueSchedule>::CollectiveOp;
+      LayoutD, kAlign, float, LayoutD, kAlign, typename Gemm::EpilogueSchedule>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>, Mainloop<Gemm, int(sizeof(typename Epilogue::SharedStorage))>,
       Epilogue>;
@@ -58,24 +60,33 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
   int64_t const ld = partial_ld(a.n);
   typename Kernel::Arguments args;
   args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
-  args.problem_shape = {a.m, a.n, k, batches};
-  args.mainloop.ptr_A = static_cast<Element const*>(a.a) + k_offset;
-  cute::get<0>(args.mainloop.dA) = a.lda;
-  cute::get<2>(args.mainloop.dA) = k;
-  if constexpr (Gemm::kBColumnMajor) {
-    args.mainloop.ptr_B = static_cast<Element const*>(a.b) + k_offset;
-    cute::get<0>(args.mainloop.dB) = a.ldb;
+  Element const* const pa = static_cast<Element const*>(a.a) + k_offset;
+  Element const* const pb = static_cast<Element const*>(a.b) + (Gemm::kBColumnMajor ? int64_t(k_offset)
+                                                                                     : int64_t(k_offset) * a.ldb);
+  int64_t const b_batch = Gemm::kBColumnMajor ? int64_t(k) : int64_t(k) * a.ldb;  // the next K slice of B
+  if constexpr (Gemm::kSwapAB) {  // the kernel's A is the op's B (N x K), its B the op's A (K x M)
+    args.problem_shape = {a.n, a.m, k, batches};
+    args.mainloop.ptr_A = pb;
+    cute::get<Gemm::kBColumnMajor ? 0 : 1>(args.mainloop.dA) = a.ldb;
+    cute::get<2>(args.mainloop.dA) = b_batch;
+    args.mainloop.ptr_B = pa;
+    cute::get<0>(args.mainloop.dB) = a.lda;
     cute::get<2>(args.mainloop.dB) = k;
+    cute::get<1>(args.epilogue.dD) = ld;  // column-major N x M: the op's row-major partial
   } else {
-    args.mainloop.ptr_B = static_cast<Element const*>(a.b) + int64_t(k_offset) * a.ldb;
-    cute::get<1>(args.mainloop.dB) = a.ldb;
-    cute::get<2>(args.mainloop.dB) = int64_t(k) * a.ldb;
+    args.problem_shape = {a.m, a.n, k, batches};
+    args.mainloop.ptr_A = pa;
+    cute::get<0>(args.mainloop.dA) = a.lda;
+    cute::get<2>(args.mainloop.dA) = k;
+    args.mainloop.ptr_B = pb;
+    cute::get<Gemm::kBColumnMajor ? 0 : 1>(args.mainloop.dB) = a.ldb;
+    cute::get<2>(args.mainloop.dB) = b_batch;
+    cute::get<0>(args.epilogue.dD) = ld;
   }
   args.epilogue.thread.alpha = 1.f;
   args.epilogue.thread.beta = 0.f;
   args.epilogue.ptr_C = nullptr;
   args.epilogue.ptr_D = partials;
-  cute::get<0>(args.epilogue.dD) = ld;
   cute::get<2>(args.epilogue.dD) = int64_t(a.m) * ld;
   args.epilogue.dC = args.epilogue.dD;
   args.hw_info = hardware(a.device);
