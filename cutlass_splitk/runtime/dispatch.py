@@ -108,11 +108,11 @@ class NativeRanking:
         rows = []
         for v in pool:
             tm, tn, tk = v.tile
+            cm, cn, flags = 1, 1, 0
             sm90 = v.backend is Backend.SM90
-            cm, cn = v.params.output_cluster() if sm90 else (1, 1)
-            if sm90:
-                tm, tn = v.params.output_tile(v.tile)
-            flags = abi.MODEL_SWAP_AB if sm90 and v.params.swap_ab else 0
+            if sm90:  # tile and cluster over the op's output (swap_ab exchanges the kernel's)
+                (tm, tn), (cm, cn) = v.params.output_tile(v.tile), v.params.output_cluster()
+                flags = abi.MODEL_SWAP_AB if v.params.swap_ab else 0
             rows.append((90 if sm90 else 80, _C_MODES[v.mode], tm, tn, tk, cm, cn, timemodel.occupancy(v),
                          timemodel.tile_efficiency(v), order[v.name], len(splits), len(v.splits), flags))
             splits += v.splits
