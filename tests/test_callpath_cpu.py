@@ -438,6 +438,33 @@ def test_fast_path_passes_the_full_paths_arguments_through_ctypes(fake_so):
     assert first["partials"] and first["partial_bytes"] >= 1 << 20 and first["split_k"] == 4
 
 
+def test_a_tensor_alpha_is_read_on_every_call():
+    """A 0-d tensor given as alpha (accepted: the full path reads float(alpha)) keeps the call on
+    the full path: keyed by shape alone, a remembered signature would launch a later call with
+    the first call's alpha (it did, before plain_key)."""
+    torch = pytest.importorskip("torch")
+    from cutlass_splitk.runtime.prepared import plain_key
+
+    op = make_op("linear_f16")
+    a, w = torch.randn(M, K, dtype=torch.half), torch.randn(N, K, dtype=torch.half)
+    kw = dict(c=torch.randn(M, N, dtype=torch.half), beta=1.0, bias=torch.randn(N, dtype=torch.half))
+    for v in (0.5, 0.5, 0.5, 2.0, 3.0):
+        op(a, w.t(), alpha=torch.tensor(v), **kw)
+    scale = torch.tensor(0.25)
+    for v in (0.25, 0.25, 0.25, 4.0):
+        scale.fill_(v)  # the same tensor, changed in place
+        op(a, w.t(), alpha=scale, **kw)
+    for v in (0.5, 0.5, 0.5, 2.0):
+        op(a, w.t(), alpha=v, **kw)
+    assert [args.alpha for args, _ in op.bound.calls] == [0.5, 0.5, 0.5, 2.0, 3.0, 0.25, 0.25, 0.25, 4.0,
+                                                          0.5, 0.5, 0.5, 2.0]
+    assert len(op.prepared) == 2  # the float alphas 0.5 and 2.0 only
+    assert plain_key((2, 8, 2)) == (tuple, (2, 8, 2)) and plain_key(None) == (type(None), None)
+    for bad in (torch.tensor(1.0), (torch.tensor(2), 8), np.float32(1.0), [1, 2]):
+        with pytest.raises(TypeError):
+            plain_key(bad)
+
+
 def test_fast_path_threads_share_nothing_mutable():
     """Eight threads on one signature: every launch carries its own thread's pointers."""
     torch = pytest.importorskip("torch")

@@ -33,12 +33,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 from . import arrays
 from .dlpack import DeviceArray
 from .launcher import Launched, Request
-from .prepared import Prepared, overlap, prepare, runner
+from .prepared import OPERANDS, Prepared, overlap, plain_key, prepare, runner
 
 if TYPE_CHECKING:
     from .op import Op
 
-OPERANDS = ("c", "bias", "e", "out")  # the keyword arguments that are arrays
 CUPY = "cupy"  # a reader's producer: CuPy's current stream at call time
 
 # reader(obj, devices) -> (pointer, metadata, device, producer stream or None or CUPY); raises
@@ -134,7 +133,7 @@ def signature(a: Any, b: Any, kwargs: Dict[str, Any], devices: Any) -> Optional[
                 ptrs[name] = p
                 producers.append(s)
             else:
-                key += (name, type(v), v)
+                key += (name, *plain_key(v))
         return Signature(tuple(key), pa, pb, ptrs, producers)
     except Exception:  # a malformed interface: the full path says what is wrong
         return None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from .launcher import Launched, Request
-from .prepared import _ARGS, SEEN, Prepared, Seen, overlap, prepare, runner, sighted
+from .prepared import _ARGS, OPERANDS, SEEN, Prepared, Seen, overlap, plain_key, prepare, runner, sighted
 
 if TYPE_CHECKING:
     from .op import Op
@@ -32,15 +32,16 @@ _Tensor = torch.Tensor
 
 
 def kwargs_key(kwargs: Dict[str, Any]) -> List[Any]:
-    """The keyword part of a signature, flat: name, then shape, strides, dtype, device of a
-    tensor, or type and value of anything else (a torch.Size is never a type, so the two
-    cannot be confused)."""
+    """The keyword part of a signature, flat: name, then shape, strides, dtype, device of an
+    operand tensor (c, bias, e, out), or type and value of a plain value (:func:`.prepared.plain_key`:
+    anything else raises TypeError, and the call takes the full path). A torch.Size is never a
+    type, so the two cannot be confused."""
     key: List[Any] = []
     for name, v in kwargs.items():
-        if isinstance(v, _Tensor):
+        if name in OPERANDS and isinstance(v, _Tensor):
             key += (name, v.shape, v.stride(), v.dtype, v.get_device())
         else:
-            key += (name, type(v), v)
+            key += (name, *plain_key(v))
     return key
 
 

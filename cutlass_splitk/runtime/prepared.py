@@ -41,6 +41,21 @@ assert _ARGS.size == abi.ctypes.sizeof(abi.CksArgs), "CksArgs layout changed"
 # run(pa, pb, pc, pbias, pe, pd, stream): True once launched, False to decline (full path)
 Runner = Callable[[int, int, int, int, int, int, int], bool]
 
+OPERANDS = ("c", "bias", "e", "out")  # the keyword arguments that are tensors / arrays
+_PLAIN = (int, float, bool, str, type(None))
+
+
+def plain_key(v: Any) -> Tuple[Any, Any]:
+    """The key part of a keyword value that is not an operand: (type, value) for an immutable
+    plain value (int, float, bool, str, None, or a tuple of them). Raises TypeError for anything
+    else, which keeps the call off the fast paths: a value whose key would not change with its
+    content (a 0-d tensor given as alpha, changed in place or replaced by one of the same shape)
+    must be read again by the full path on every call."""
+    t = type(v)
+    if t in _PLAIN or t is tuple and all(type(x) in _PLAIN for x in v):
+        return t, v
+    raise TypeError(f"{t.__name__} keyword value: read on the full path")
+
 
 class Seen:
     """A signature's first sighting: noted, not prepared (its ``call`` declines, so the op takes
