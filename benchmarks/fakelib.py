@@ -72,11 +72,13 @@ static int query(const void* args, void* q, int serial) {
   ((int64_t*)q)[3] = !serial || split > 1 ? (1 << 20) : 0;
   return 0;
 }
+static int status;  /* what run() returns (cks_fake_set_status) */
+void cks_fake_set_status(int s) { status = s; }
 static int run(const void* args, void* stream) {
   memcpy(last_args, args, sizeof last_args);
   last_stream = stream;
   ++calls;
-  return 0;
+  return status;
 }
 """
 
@@ -111,6 +113,36 @@ def build_fake(spec: Any, directory: Path, rank: bool = True) -> Path:
     compiler = cxx or shutil.which("cc") or shutil.which("gcc")
     subprocess.run([compiler, "-O2", "-shared", "-fPIC", f"-I{TEMPLATES}", "-o", str(so), str(source)], check=True)
     return so
+
+
+def build_pycall(directory: Path) -> Path:
+    """The C call path's library (cutlass_splitk/native/cks_pycall.c, as ``cutlass-splitk build``
+    makes it) compiled by the host C compiler into ``directory``."""
+    from cutlass_splitk.build import python_include
+    from cutlass_splitk.toolchain import NATIVE_DIR, PYCALL_LIBRARY, PYCALL_SOURCE
+
+    include = python_include()
+    if include is None:
+        raise FileNotFoundError("no Python.h for this interpreter")
+    directory.mkdir(parents=True, exist_ok=True)
+    so = directory / PYCALL_LIBRARY
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", f"-I{NATIVE_DIR}", f"-I{TEMPLATES}",
+                    f"-I{include}", str(NATIVE_DIR / PYCALL_SOURCE), "-o", str(so)], check=True)
+    return so
+
+
+def with_native(op: Any, pycall: Path) -> Any:
+    """``op`` with its C call path bound to the library at ``pycall`` (as load() binds it)."""
+    from cutlass_splitk.runtime import native
+
+    op.native = native.NativeOp(op, native.load(pycall))
+    return op
+
+
+def set_status(op: Any, status: int) -> None:
+    """Makes the fake library's run() return ``status`` from now on."""
+    op.bound.handle.cks_fake_set_status(ctypes.c_int(status))
 
 
 def fake_op(spec: Any, so: Path, platform: Any) -> Any:

@@ -136,8 +136,15 @@ def bare_args(op, prep, a, b, out, stream) -> bytes:
 
 def common(op, a, wt, sync, empty_like_template) -> None:
     out = op(a, wt)
-    report("ours: op(a, w.t()) repeated", per_call(lambda: op(a, wt), sync))
-    report("ours: op(a, w.t(), out=out) repeated", per_call(lambda: op(a, wt, out=out), sync))
+    path = "C call path" if op.native is not None else "no C call path: Python fast path"
+    report("ours: op(a, w.t()) repeated", per_call(lambda: op(a, wt), sync), path)
+    report("ours: op(a, w.t(), out=out) repeated", per_call(lambda: op(a, wt, out=out), sync), path)
+    if op.native is not None:
+        native = op.native
+        op.native = None
+        report("ours: op(a, w.t()) repeated, Python fast path", per_call(lambda: op(a, wt), sync), "op.native = None")
+        op.native = native
+        print(f"    (C call path: entries, launched, declined = {native.stats()})")
     prep = next(iter(op.prepared.values()))
     print(f"    (plan: {prep.variant} split {prep.split})")
     stream = op.platform.stream(prep.device_index)
@@ -286,7 +293,7 @@ def _arrays(lib, a, w, sync) -> None:
 
 def fake() -> int:
     """The CPU side of the call with CPU tensors and a no-op C library (ctypes included)."""
-    from fakelib import FakePlatform, build_fake, calls, fake_op
+    from fakelib import FakePlatform, build_fake, build_pycall, calls, fake_op, with_native
 
     from cutlass_splitk.config import load_config
 
@@ -295,6 +302,10 @@ def fake() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         op = fake_op(spec, build_fake(spec, Path(tmp)), FakePlatform())
+        try:
+            with_native(op, build_pycall(Path(tmp)))
+        except (FileNotFoundError, OSError) as exc:
+            print(f"(no C call path: {exc})")
         a = torch.randn(M, K, dtype=torch.half)
         wt = torch.randn(N, K, dtype=torch.half).t()
         print(f"fake library, CPU tensors: linear_f16 M={M} N={N} K={K}, torch {torch.__version__}, "

@@ -8,7 +8,11 @@ schema, writing it, reading and checking it) and the self-description every libr
      "toolchain": "nvcc 13.0.48; cutlass 4.2.1",
      "build_hash": "<16 hex digits>",         # of the libraries' SHA-256s (tuning cache key)
      "libraries": {"<op>": {"file": "lib<op>.so", "sha256": "<hex>"}},
+     "pycall": {"file": "libcks_pycall.so", "sha256": "<hex>"},   # optional (runtime/native.py)
      "ops": {"<op>": describe(op)}}
+
+``pycall`` is the torch call path in C, absent where the build found no Python headers; it is
+not part of ``build_hash`` (it does not change what the kernels compute or how fast they run).
 
 ``cutlass_splitk.load`` reads it back with :func:`read_manifest`, which checks it (ABI version,
 build hash) and each library it names; every problem is a :class:`LibraryError` that says how
@@ -61,9 +65,10 @@ def build_hash(libraries: Mapping[str, Mapping[str, str]]) -> str:
 
 
 def write_manifest(out_dir: Path, config: str, toolchain: str, libraries: Mapping[str, Tuple[str, str]],
-                   ops: Sequence[OpSpec]) -> dict:
+                   ops: Sequence[OpSpec], pycall: Optional[Tuple[str, str]] = None) -> dict:
     """Writes ``out_dir/manifest.json`` (only if its content changes) and returns it.
-    ``libraries``: op name → (library file name in ``out_dir``, its SHA-256), in op order."""
+    ``libraries``: op name → (library file name in ``out_dir``, its SHA-256), in op order;
+    ``pycall``: the same of the C call path's library, where it was built."""
     entries = {name: {"file": file, "sha256": digest} for name, (file, digest) in libraries.items()}
     manifest = {
         "abi_version": ABI_VERSION,
@@ -73,6 +78,8 @@ def write_manifest(out_dir: Path, config: str, toolchain: str, libraries: Mappin
         "libraries": entries,
         "ops": {op.name: describe(op) for op in ops},
     }
+    if pycall is not None:
+        manifest["pycall"] = {"file": pycall[0], "sha256": pycall[1]}
     write_if_different(out_dir / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 
@@ -141,6 +148,23 @@ class Manifest:
                 raise self.error(f"{self.path}: malformed description of op {name!r} ({type(exc).__name__}: "
                                  f"{exc})") from None
             yield LibraryEntry(name, so, spec, descriptions[name])
+
+    def pycall(self, verify: bool = True) -> Optional[Path]:
+        """The C call path's library (runtime/native.py) where the manifest lists one: present
+        and the same bytes as built, else LibraryError. None where it lists none."""
+        entry = self.data.get("pycall")
+        if entry is None:
+            return None
+        try:
+            path, digest = self.directory / entry["file"], entry["sha256"]
+        except (KeyError, TypeError):
+            raise self.error(f"{self.path}: malformed 'pycall' entry") from None
+        if not path.is_file():
+            raise self.error(f"{path}: missing (listed in {self.path})")
+        if verify and file_sha256(path) != digest:
+            raise self.error(f"{path}: contents differ from the build (SHA-256 mismatch: truncated, corrupted or "
+                             "replaced)")
+        return path
 
     def check_loaded(self, entry: LibraryEntry, abi_version: int, description: str) -> None:
         """What a loaded library reports about itself must match: its ABI and its embedded

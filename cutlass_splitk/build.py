@@ -31,17 +31,18 @@ import concurrent.futures
 import json
 import shutil
 import sys
+import sysconfig
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, TextIO
+from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from . import artifact, codegen
 from .config import Config, load_config
 from .buildenv import BuildError, default_jobs, run
 from .fsutil import atomic_output, cache_root, file_sha256, locked, sha256_parts, staging_root, write_if_different
-from .toolchain import Toolchain, default_toolchain
+from .toolchain import NATIVE_DIR, PYCALL_LIBRARY, Toolchain, default_toolchain
 
 COMPILE_COMMANDS = "compile_commands.json"
 
@@ -100,10 +101,28 @@ class BuildResult:
     jobs: int = 1
     launcher: str = ""  # the compiler launcher's program name, if any (its cache may have served "compiled" units)
     unit_seconds: Dict[str, float] = field(default_factory=dict)  # relpath -> nvcc seconds, compiled units only
+    pycall: Optional[Path] = None  # the C call path's library (None: no Python headers here)
+    notes: List[str] = field(default_factory=list)  # what the build left out, and why
 
     def slowest(self, n: int = 5) -> List[tuple]:
         """The ``n`` slowest compiled units: [(seconds, relpath), ...], slowest first."""
         return sorted(((s, u) for u, s in self.unit_seconds.items()), reverse=True)[:n]
+
+
+def python_include() -> Optional[Path]:
+    """This interpreter's header directory, where it has Python.h (the C call path needs it)."""
+    include = Path(sysconfig.get_paths()["include"])
+    return include if (include / "Python.h").is_file() else None
+
+
+def _install(cached: Path, target: Path) -> Tuple[str, bool]:
+    """Copies ``cached`` to ``target`` unless it holds the same bytes: (their SHA-256, copied)."""
+    digest = file_sha256(cached)
+    if target.is_symlink() or not target.is_file() or file_sha256(target) != digest:
+        with atomic_output(target) as tmp:
+            shutil.copyfile(cached, tmp)
+        return digest, True
+    return digest, False
 
 
 def _output_error(out_dir: Path, exc: OSError) -> BuildError:
@@ -183,6 +202,24 @@ def build(
         bar.step(f"{unit.relpath} ({seconds[0]:.1f}s)" if seconds else f"{unit.relpath} (cached)")
         return obj
 
+    def compile_pycall() -> Optional[Path]:
+        include = python_include()
+        if include is None:
+            result.notes.append(f"no Python.h under {sysconfig.get_paths()['include']}: the C call path "
+                                f"({PYCALL_LIBRARY}) is not built, and repeated torch calls take the Python fast path "
+                                "(install the Python development headers, e.g. python3-dev, and build again)")
+            return None
+        probe = toolchain.pycall_command(Path("OUT.so"), Path("PYTHON"))
+        sources = b"".join(p.name.encode() + p.read_bytes() for p in sorted(NATIVE_DIR.iterdir()) if p.is_file())
+        key = sha256_parts(sources, toolchain.templates_digest(), "\0".join(probe).encode(), fingerprint,
+                           (include / "patchlevel.h").read_bytes())
+
+        def make(tmp: Path) -> None:
+            run(toolchain.pycall_command(tmp, include), f"compiling {PYCALL_LIBRARY} failed",
+                "If the op libraries build, this is a bug in cutlass-splitk: report it with this log.")
+
+        return _cached(cache, key, ".so", make)
+
     def link_op(name: str, objs: List[Path]) -> Path:
         # Into the cache first: a failed link leaves the output directory as it was.
         objs = sorted(objs, key=lambda p: p.name)
@@ -200,13 +237,18 @@ def build(
     objects: Dict[str, List[Path]] = {}
     remaining = {op.name: sum(u.op == op.name for u in units) for op in config.ops}
     linked_by_op: Dict[str, Path] = {}
+    pycall: Optional[Path] = None
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         pending = {pool.submit(compile_unit, u): ("compile", u.op) for u in units}
+        pending[pool.submit(compile_pycall)] = ("pycall", "")
         try:
             while pending:
                 done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
                 for fut in done:
                     kind, name = pending.pop(fut)
+                    if kind == "pycall":
+                        pycall = fut.result()
+                        continue
                     if kind == "link":
                         linked_by_op[name] = fut.result()
                         continue
@@ -225,18 +267,19 @@ def build(
         out_dir.mkdir(parents=True, exist_ok=True)
         for name, cached_so in linked.items():
             target = out_dir / f"lib{name}.so"
-            digest = file_sha256(cached_so)
-            if target.is_symlink() or not target.is_file() or file_sha256(target) != digest:
-                with atomic_output(target) as tmp:
-                    shutil.copyfile(cached_so, tmp)
-                result.linked += 1
+            digest, copied = _install(cached_so, target)
+            result.linked += copied
             libraries[name] = (target.name, digest)
             result.libraries[name] = target
+        pycall_entry = None
+        if pycall is not None:
+            result.pycall = out_dir / PYCALL_LIBRARY
+            pycall_entry = (PYCALL_LIBRARY, _install(pycall, result.pycall)[0])
         order = {u.relpath: i for i, u in enumerate(units)}
         database.sort(key=lambda e: order[e["file"]])
         write_if_different(out_dir / COMPILE_COMMANDS, json.dumps(database, indent=1) + "\n")
         result.manifest = artifact.write_manifest(out_dir, codegen.display_path(config.path), toolchain.fingerprint,
-                                                  libraries, config.ops)
+                                                  libraries, config.ops, pycall_entry)
     except OSError as exc:
         raise _output_error(out_dir, exc) from None
     result.seconds = time.monotonic() - start

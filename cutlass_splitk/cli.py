@@ -64,6 +64,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
         print(f"slowest units ({result.jobs} parallel jobs):")
         for seconds, unit in slowest:
             print(f"  {seconds:7.1f}s  {unit}")
+    for note in result.notes:
+        print(f"note: {note}")
     return 0
 
 

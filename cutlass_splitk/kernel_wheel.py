@@ -166,6 +166,9 @@ def package(directory: Path, name: str, version: str, out_dir: Path, tag: Option
     ops = tuple(e.name for e in entries)
     data = manifest.data
     libraries = sorted((f"{module}/{e.path.name}", e.path.read_bytes()) for e in entries)
+    pycall = manifest.pycall(verify=True)  # the C call path, where the build made one
+    if pycall is not None:
+        libraries.append((f"{module}/{pycall.name}", pycall.read_bytes()))
     glibc = glibc_needed(blob for _, blob in libraries)
     info = {"name": name, "version": version, "abi_version": ABI_VERSION, "build_hash": manifest.build_hash,
             "config": data.get("config", ""), "toolchain": data.get("toolchain", ""), "builder": __version__,

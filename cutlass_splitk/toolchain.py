@@ -18,6 +18,9 @@ from .cudakit import Cutlass, check_wheels, find_cutlass, find_nvcc, host_compil
 from .fsutil import sha256_parts
 
 SHARED = ""  # the template_dirs key of the shared templates (codegen.TEMPLATE_DIR)
+NATIVE_DIR = Path(__file__).resolve().parent / "native"  # the C call path's sources (runtime/native.py)
+PYCALL_SOURCE = "cks_pycall.c"
+PYCALL_LIBRARY = "libcks_pycall.so"
 
 
 def resolve_launcher(words: Sequence[str], env: Mapping[str, str] = os.environ) -> Tuple[str, ...]:
@@ -108,11 +111,18 @@ class Toolchain:
         """What runs: the launcher, if any, then :meth:`compile_command`."""
         return [*self.launcher, *self.compile_command(source, output, targets, backend)]
 
+    def pycall_command(self, output: Path, python_include: Path) -> List[str]:
+        """The C call path's library (``native/cks_pycall.c``, plain C against Python's limited
+        API, compiled and linked in one step by nvcc's host compiler; runtime/native.py)."""
+        return [str(self.nvcc), "-O2", "-shared", "-Xcompiler=-fPIC,-fvisibility=hidden", f"-I{NATIVE_DIR}",
+                f"-I{self.include_dirs()[0]}", f"-I{python_include}", *self.link_flags, str(NATIVE_DIR / PYCALL_SOURCE),
+                "-o", str(output)]
+
     def link_command(self, objects: Sequence[Path], output: Path) -> List[str]:
         return [str(self.nvcc), "-shared", "-cudart=static", *(f"-L{d}" for d in self.link_dirs),
                 "-Xcompiler=-fvisibility=hidden", "-Xlinker=--exclude-libs,ALL", *map(str, objects),
                 *self.link_flags, "-o", str(output)]
 
 
-__all__ = ["BuildError", "Cutlass", "SHARED", "Toolchain", "default_template_dirs", "default_toolchain", "find_cutlass",
+__all__ = ["BuildError", "Cutlass", "NATIVE_DIR", "PYCALL_LIBRARY", "PYCALL_SOURCE", "SHARED", "Toolchain", "default_template_dirs", "default_toolchain", "find_cutlass",
            "find_nvcc", "resolve_launcher", "run"]

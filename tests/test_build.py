@@ -15,6 +15,7 @@ import pytest
 
 from cks_testutil import MINIMAL_OP_YAML, fake_nvcc, MINIMAL_UNIT, MINIMAL_VARIANTS, SM80_TEMPLATES, TEMPLATES, write_yaml
 from cutlass_splitk import artifact, codegen
+from cutlass_splitk.artifact import LibraryError
 from cutlass_splitk.build import build
 from cutlass_splitk.config import ConfigError, parse_config
 from cutlass_splitk.cudakit import Nvcc
@@ -228,16 +229,48 @@ def test_build_writes_sources_libraries_and_manifest(tiny_build):
     manifest = json.loads(tiny_build.manifest_text)
     assert tiny_build.manifest_text == json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     assert result.manifest == manifest
-    assert sorted(manifest) == ["abi_version", "build_hash", "config", "libraries", "ops", "toolchain"]
+    assert sorted(manifest) == ["abi_version", "build_hash", "config", "libraries", "ops", "pycall", "toolchain"]
     assert manifest["abi_version"] == artifact.ABI_VERSION == 1
     assert manifest["config"] == codegen.display_path(str(tiny_build.config))
     digest = hashlib.sha256(so.read_bytes()).hexdigest()
     assert manifest["libraries"] == {"tiny_f16": {"file": "libtiny_f16.so", "sha256": digest}}
+    pycall = tiny_build.out / "libcks_pycall.so"
+    assert manifest["pycall"] == {"file": "libcks_pycall.so", "sha256": hashlib.sha256(pycall.read_bytes()).hexdigest()}
+    assert result.pycall == pycall and result.notes == []
     assert manifest["ops"] == {"tiny_f16": artifact.describe(config.ops[0])}
     assert re.fullmatch(r"[0-9a-f]{16}", manifest["build_hash"])
     assert re.fullmatch(r"nvcc [\d.]+; cutlass [\w.]+", manifest["toolchain"]), manifest["toolchain"]
-    assert sorted(p.name for p in tiny_build.out.iterdir()) == ["compile_commands.json", "libtiny_f16.so",
-                                                                 "manifest.json", "src"]
+    assert sorted(p.name for p in tiny_build.out.iterdir()) == ["compile_commands.json", "libcks_pycall.so",
+                                                                 "libtiny_f16.so", "manifest.json", "src"]
+
+
+@pytest.mark.nvcc
+def test_build_makes_the_c_call_path_and_load_binds_it(tiny_build, tmp_path):
+    """libcks_pycall.so exports only its factory, needs no libpython or torch (Python's limited
+    API, resolved in the loading process), and load() gives every op its C call path where
+    torch publishes the DLPack exchange table; a tampered copy is refused like an op library."""
+    torch = pytest.importorskip("torch")
+    from cutlass_splitk import load
+    from cutlass_splitk.runtime import native
+
+    pycall = tiny_build.out / "libcks_pycall.so"
+    if shutil.which("nm") is not None:
+        out = subprocess.run(["nm", "-D", "--defined-only", str(pycall)], capture_output=True, text=True, check=True)
+        assert [line.split()[-1] for line in out.stdout.splitlines() if " T " in line] == ["cks_pycall_make"]
+    if shutil.which("ldd") is not None:
+        deps = subprocess.run(["ldd", str(pycall)], capture_output=True, text=True).stdout
+        assert "libpython" not in deps and "torch" not in deps, deps
+    lib = load(tiny_build.out)
+    has_table = native.exchange_api() is not None
+    assert (lib.tiny_f16.native is not None) == has_table
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_build.out, copy)
+    (copy / "libcks_pycall.so").write_bytes(pycall.read_bytes()[:-1] + b"x")
+    with pytest.raises(LibraryError) as info:
+        load(copy)
+    assert str(info.value) == (f"{copy / 'libcks_pycall.so'}: contents differ from the build (SHA-256 mismatch: "
+                               f"truncated, corrupted or replaced); rebuild it with: cutlass-splitk build "
+                               f"<config.yaml> -o {copy}")
 
 
 @pytest.mark.nvcc
@@ -403,7 +436,8 @@ def test_build_from_another_directory_leaves_its_generated_dir_alone(tmp_path, m
     units = codegen.render(parse_config(MINIMAL_OP_YAML, str(config)))
     assert sorted(p.relative_to(out / "src").as_posix() for p in (out / "src").rglob("*.cu")) == sorted(
         u.relpath for u in units)
-    assert sorted(p.name for p in out.iterdir()) == ["compile_commands.json", "libtiny_f16.so", "manifest.json", "src"]
+    assert sorted(p.name for p in out.iterdir()) == ["compile_commands.json", "libcks_pycall.so", "libtiny_f16.so",
+                                                    "manifest.json", "src"]
 
 
 # --- the object key covers the template directories (issue 11, build trap 2) ---------------------------

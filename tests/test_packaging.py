@@ -269,7 +269,7 @@ def test_package_install_load(tiny_build, tmp_path):
     site = tmp_path / "site"
     pip_install(wheel, site)
     assert sorted(p.name for p in (site / "tiny_kernels").iterdir() if p.name != "__pycache__") == [
-        "__init__.py", "kernel_package.json", "libtiny_f16.so", "manifest.json"]
+        "__init__.py", "kernel_package.json", "libcks_pycall.so", "libtiny_f16.so", "manifest.json"]
     code = ("import sys, cutlass_splitk\n"
             "lib = cutlass_splitk.load('tiny-kernels')\n"
             "print(lib.directory, lib.ops, lib.build_hash, lib.variants('tiny_f16'))\n"

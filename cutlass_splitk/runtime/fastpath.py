@@ -55,13 +55,17 @@ def _template(out: torch.Tensor, shape: Tuple[int, ...]) -> Optional[torch.Tenso
 
 
 def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...], align: int,
-             c: Optional[torch.Tensor]) -> Prepared:
+             c: Optional[torch.Tensor], a: Any, b: Any, kwargs: Dict[str, Any]) -> Prepared:
+    """The Prepared of a call (``a``, ``b``, ``kwargs``) that ran in place on the full path, also
+    registered with the op's C call path where it has one."""
     p = prepare(op, launched, r, out_shape, align, c, tuple(c.stride()) if c is not None else None)
     p.template = template = _template(r.operands.d, out_shape)
     dtype, device = p.dtype, p.device
     p.new_out = (lambda: _empty_like(template)) if template is not None else \
         (lambda: torch.empty(out_shape, dtype=dtype, device=device))
     p.call = _fast_call(op, p)
+    if op.native is not None:
+        op.native.register(a, b, kwargs, p)
     return p
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, Dict, Generic, Hashable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Generic, Hashable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from ..spec import KernelVariant, OpSpec, Permute
 from . import abi, dispatch, tuning
@@ -29,25 +29,29 @@ class BoundedCache(Generic[K, V]):
     memos (plans, candidate pools, call signatures), where a miss costs only a recomputation.
     ``get`` (and ``lookup``, the bare ``dict.get`` for the hot path) raises TypeError for an
     unhashable key, like a dict. ``generation`` counts the times it was emptied, so that
-    whoever keeps one of its values can tell the value is still current."""
+    whoever keeps one of its values can tell the value is still current, and ``on_clear`` are
+    called when it is (runtime/native.py mirrors the signature cache in C)."""
 
     def __init__(self, size: int):
         self.size = size
         self._items: Dict[K, V] = {}
         self.lookup = self._items.get
         self.generation = 0
+        self.on_clear: List[Callable[[], None]] = []
 
     def get(self, key: K) -> Optional[V]:
         return self._items.get(key)
 
     def put(self, key: K, value: V) -> None:
-        if len(self._items) >= self.size:
+        if len(self._items) >= self.size and key not in self._items:
             self.clear()
         self._items[key] = value
 
     def clear(self) -> None:
         self.generation += 1
         self._items.clear()
+        for hook in self.on_clear:
+            hook()
 
     def __len__(self) -> int:
         return len(self._items)

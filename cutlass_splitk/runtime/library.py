@@ -3,8 +3,9 @@
 The manifest and each ``lib<op>.so`` are checked through the build → runtime contract
 (:mod:`cutlass_splitk.artifact`: present, same SHA-256 as at build time, same ABI, same
 self-description as the manifest), then bound (ctypes) and, where torch is installed,
-registered as torch custom ops. Without torch the library loads all the same and its ops take
-any other CUDA array. Nothing is compiled here.
+registered as torch custom ops; the manifest's C call path (``libcks_pycall.so``,
+:mod:`.native`) is bound where torch can feed it. Without torch the library loads all the same
+and its ops take any other CUDA array. Nothing is compiled here.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..artifact import locate, read_manifest
-from . import abi, cudacore, dispatch, tuning
+from . import abi, cudacore, dispatch, native, tuning
 from .op import Op
 from .platform import CudaPlatform, torch_or_none
 from .workspace import Workspace
@@ -49,6 +50,13 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
 
             # Registered now, not on first use: torch.compile must find the op already there.
             op.torch_op = torch_op.register(op)
+    try:
+        make = native.load(manifest.pycall(verify))
+    except OSError as exc:
+        raise manifest.error(f"{manifest.pycall(False)}: cannot be loaded ({exc})") from None
+    if make is not None:
+        for op in ops.values():
+            op.native = native.NativeOp(op, make)
     return library
 
 

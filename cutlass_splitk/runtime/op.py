@@ -3,7 +3,8 @@
 A call takes one of three ways:
 
 * torch tensors whose signature (shapes, strides, dtypes, devices, keyword values) ran
-  twice before: the fast path (:mod:`.fastpath`), which re-checks only what depends on the pointers;
+  twice before: the fast path, in C where the build has it (:mod:`.native`), otherwise in Python
+  (:mod:`.fastpath`), which re-checks only what depends on the pointers;
 * other torch tensors: the full path (:mod:`.torch_path`): every check, a plan for a new
   problem, torch's current stream and caching allocator; it remembers the signature;
 * any other CUDA array (DLPack or ``__cuda_array_interface__``): :mod:`.array_path`, on the
@@ -91,6 +92,19 @@ class Op:
 
             self.dtype = TORCH_DTYPES[spec.dtype]
         self.torch_op: Any = None  # the torch.library custom op (torch_op.register), set by load()
+        self._native_call: Any = None
+        self.native = None  # the C call path (native.NativeOp), set by load() where it exists
+
+    @property
+    def native(self) -> Any:
+        """The op's C call path (:class:`.native.NativeOp`), or None; set None to leave every call
+        to the Python paths."""
+        return self._native
+
+    @native.setter
+    def native(self, value: Any) -> None:
+        self._native = value
+        self._native_call = value.call if value is not None else None
 
     def __repr__(self) -> str:
         return f"<cutlass_splitk op {self.name}: {self.signature()}>"
@@ -143,6 +157,11 @@ class Op:
         if self._torch:
             if _is_compiling():
                 return self._call(a, b, kwargs, None)
+            native = self._native_call
+            if native is not None:
+                out = native(a, b, kwargs)
+                if out is not None:
+                    return out
             try:
                 if kwargs:
                     sig = (a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(), b.dtype,

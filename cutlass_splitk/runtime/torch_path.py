@@ -87,7 +87,8 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple],
         out.copy_(ops.d[:, :n] if ep.permute is Permute.NONE else ops.d.view(out_shape))
     elif sig is not None and launched is not None:
         # the first sighting is noted, a later one prepares the fast path (see fastpath.Seen)
-        fastpath.sighted(op.prepared, sig, lambda: fastpath.remember(op, launched, request, out_shape, align, c))
+        fastpath.sighted(op.prepared, sig, lambda: fastpath.remember(op, launched, request, out_shape, align, c, a, b,
+                                                                                kwargs))
     return out
 
 

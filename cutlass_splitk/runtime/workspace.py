@@ -19,7 +19,7 @@ trees do not allow an op to keep tensors from their pool alive between calls.
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, Hashable, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Tuple
 
 
 class Block(NamedTuple):
@@ -70,6 +70,7 @@ class Workspace:
         self._buffers: Dict[Tuple[Hashable, int], _Buffers] = {}
         self._lock = threading.Lock()
         self.generation = 0  # bumped by clear(), for whoever keeps a _Buffers
+        self.on_change: List[Callable[[], None]] = []  # called when a block is replaced or cleared (native.py)
 
     def get(self, device: Hashable, stream: int) -> Optional[_Buffers]:
         """The buffers of (device, stream) if any (no lock: the fast path's read)."""
@@ -87,6 +88,7 @@ class Workspace:
         block = buf.semaphores
         if block is None or block.nbytes < nbytes:
             block = buf.semaphores = self.memory.zeros(device, stream, _words(nbytes, 1024))
+            self._changed()
         return block
 
     def partials(self, device: Hashable, stream: int, nbytes: int) -> Block:
@@ -94,12 +96,18 @@ class Workspace:
         block = buf.partials
         if block is None or block.nbytes < nbytes:
             block = buf.partials = self.memory.empty(device, stream, _words(nbytes, 1 << 16))
+            self._changed()
         return block
 
     def clear(self) -> None:
         with self._lock:
             self.generation += 1
             self._buffers.clear()
+        self._changed()
+
+    def _changed(self) -> None:
+        for hook in self.on_change:
+            hook()
 
 
 class _Scratch:

@@ -391,8 +391,43 @@ def test_fast_path_gives_the_full_paths_bits(lib):
         before = len(op.prepared)
         fast = op(a, w.t(), **kw)
         assert len(op.prepared) == before and before >= 1
+        native = op.native
+        if native is not None:  # the C call path took it; the Python fast path gives the same bits
+            launched = native.stats()[1]
+            in_c = op(a, w.t(), **kw)
+            assert native.stats()[1] == launched + 1, (name, kw)
+            op.native = None
+            try:
+                in_python = op(a, w.t(), **kw)
+            finally:
+                op.native = native
+            torch.cuda.synchronize()
+            assert torch.equal(in_c, full) and torch.equal(in_python, full), (name, kw)
         torch.cuda.synchronize()
         assert torch.equal(fast, full), (name, kw)
+
+
+def test_the_c_call_path_is_bound_where_torch_publishes_the_table(lib):
+    """The build made libcks_pycall.so and load() bound it (torch >= 2.10 publishes the DLPack
+    exchange table): every op has its C call path, and it launches on torch's current stream."""
+    from cutlass_splitk.runtime import native
+
+    if native.exchange_api() is None:
+        pytest.skip(f"torch {torch.__version__} publishes no DLPack exchange table")
+    assert lib.manifest.get("pycall", {}).get("file") == "libcks_pycall.so"
+    assert all(getattr(lib, name).native is not None for name in lib.ops)
+    op = lib.linear_f16
+    a, w, _ = inputs(33, 256, 4096, seed=9)
+    expected = op._call(a, w.t(), {}, None)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        outs = [op(a, w.t()) for _ in range(4)]
+        launched = op.native.stats()[1]
+        outs.append(op(a, w.t()))
+        assert op.native.stats()[1] == launched + 1
+    s.synchronize()
+    assert all(torch.equal(o, expected) for o in outs)
 
 
 def test_fast_path_from_threads_on_their_streams(lib):
