@@ -430,6 +430,47 @@ def test_the_c_call_path_is_bound_where_torch_publishes_the_table(lib):
     assert all(torch.equal(o, expected) for o in outs)
 
 
+def test_c_call_path_in_rotation_gives_the_full_paths_bits(lib):
+    """Twelve signatures (three ops, odd M, out= given or not, explicit splits of both modes)
+    called in rotation, four rounds, on fresh data every round: from the third round on the C
+    call path launches them (stats), and every output, allocated or a NaN-poisoned out=, has the
+    bits of the full path on the same data."""
+    from cutlass_splitk.runtime import native
+
+    if native.exchange_api() is None:
+        pytest.skip(f"torch {torch.__version__} publishes no DLPack exchange table")
+    cases = []
+    for name, extra in (("linear_f16", {}), ("linear_bias_gelu_f16", {"bias": True}),
+                        ("bias_gelu_mul_permute_f16", {"bias": True, "e": True})):
+        for m, kw in ((7, {}), (33, {"split_k": 4, "mode": "parallel"}), (129, {"split_k": 2, "mode": "serial"})):
+            for with_out in (False, True):
+                cases.append((name, m, dict(kw, **extra), with_out))
+    launched = {name: getattr(lib, name).native.stats()[1] for name in {c[0] for c in cases}}
+    for rnd in range(4):
+        for i, (name, m, kw, with_out) in enumerate(cases):
+            op = getattr(lib, name)
+            a, w, bias = inputs(m, 384, 4104, seed=100 * rnd + i)
+            call = {}
+            if kw.get("bias"):
+                call["bias"] = bias
+            if kw.get("e"):
+                call["e"] = torch.randn(m, 384, device="cuda", dtype=torch.half)
+                call["view"] = (1, m, 3, 128)
+            call.update({k: v for k, v in kw.items() if k in ("split_k", "mode")})
+            expected = op._call(a, w.t(), dict(call), None)
+            if with_out:
+                out = torch.full_like(expected, float("nan"))
+                got = op(a, w.t(), out=out, **call)
+                assert got is out
+            else:
+                got = op(a, w.t(), **call)
+            torch.cuda.synchronize()
+            assert torch.equal(got, expected), (rnd, name, m, kw, with_out)
+    for name, before in launched.items():
+        per_op = sum(c[0] == name for c in cases)
+        assert getattr(lib, name).native.stats()[1] - before >= 2 * per_op, name
+
+
 def test_fast_path_from_threads_on_their_streams(lib):
     op = lib.linear_bias_gelu_f16
     data = [inputs(64, 1024, 8192, seed=20 + i) for i in range(4)]
