@@ -114,7 +114,8 @@ class Toolchain:
     def pycall_command(self, output: Path, python_include: Path) -> List[str]:
         """The C call path's library (``native/cks_pycall.c``, plain C against Python's limited
         API, compiled and linked in one step by nvcc's host compiler; runtime/native.py)."""
-        return [str(self.nvcc), "-O2", "-shared", "-Xcompiler=-fPIC,-fvisibility=hidden", f"-I{NATIVE_DIR}",
+        return [str(self.nvcc), "-O2", "-shared", "-cudart=none", *(f"-L{d}" for d in self.link_dirs),
+                "-Xcompiler=-fPIC,-fvisibility=hidden", f"-I{NATIVE_DIR}",
                 f"-I{self.include_dirs()[0]}", f"-I{python_include}", *self.link_flags, str(NATIVE_DIR / PYCALL_SOURCE),
                 "-o", str(output)]
 

@@ -259,7 +259,7 @@ def test_build_makes_the_c_call_path_and_load_binds_it(tiny_build, tmp_path):
         assert [line.split()[-1] for line in out.stdout.splitlines() if " T " in line] == ["cks_pycall_make"]
     if shutil.which("ldd") is not None:
         deps = subprocess.run(["ldd", str(pycall)], capture_output=True, text=True).stdout
-        assert "libpython" not in deps and "torch" not in deps, deps
+        assert "libpython" not in deps and "torch" not in deps and "cudart" not in deps, deps
     lib = load(tiny_build.out)
     has_table = native.exchange_api() is not None
     assert (lib.tiny_f16.native is not None) == has_table
