@@ -136,12 +136,7 @@ class Manifest:
             raise self.error(f"{self.path}: build_hash {self.build_hash!r} is not that of the libraries it lists "
                              f"({expected}): the manifest was edited")
         for name, entry in entries:
-            so = self.directory / entry["file"]
-            if not so.is_file():
-                raise self.error(f"{so}: missing (listed in {self.path})")
-            if verify and file_sha256(so) != entry["sha256"]:
-                raise self.error(f"{so}: contents differ from the build (SHA-256 mismatch: truncated, "
-                                 "corrupted or replaced)")
+            so = self._checked(self.directory / entry["file"], entry["sha256"], verify)
             try:
                 spec = OpSpec.from_json(descriptions[name])
             except (KeyError, TypeError, ValueError) as exc:
@@ -159,6 +154,10 @@ class Manifest:
             path, digest = self.directory / entry["file"], entry["sha256"]
         except (KeyError, TypeError):
             raise self.error(f"{self.path}: malformed 'pycall' entry") from None
+        return self._checked(path, digest, verify)
+
+    def _checked(self, path: Path, digest: str, verify: bool) -> Path:
+        """``path``, a file the manifest lists: present and (``verify``) the same bytes as built."""
         if not path.is_file():
             raise self.error(f"{path}: missing (listed in {self.path})")
         if verify and file_sha256(path) != digest:

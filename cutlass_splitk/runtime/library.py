@@ -50,10 +50,11 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
 
             # Registered now, not on first use: torch.compile must find the op already there.
             op.torch_op = torch_op.register(op)
+    pycall = manifest.pycall(verify)
     try:
-        make = native.load(manifest.pycall(verify))
+        make = native.load(pycall)
     except OSError as exc:
-        raise manifest.error(f"{manifest.pycall(False)}: cannot be loaded ({exc})") from None
+        raise manifest.error(f"{pycall}: cannot be loaded ({exc})") from None
     if make is not None:
         for op in ops.values():
             op.native = native.NativeOp(op, make)
