@@ -291,3 +291,44 @@ def test_sm90_units_compile_and_link(tmp_path):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     (variant,) = manifest["ops"]["h_f16"]["variants"]
     assert variant["backend"] == "sm90" and variant["mode"] == "parallel"
+
+
+@pytest.mark.nvcc
+def test_tma_l2_promotion(tmp_path):
+    """sm90_tma_promotion.cuh's rule (round 14), on hand-made descriptors and on the descriptors
+    CUTLASS really encodes for our main loops in the scope the launches use. CUTLASS passes f16 /
+    bf16 as UINT16, and a 128-deep K tile as the same 64-wide boxes as a 64-deep one: a rule written
+    on the descriptor alone first never fired on the GPU, then fired on both (session 15). The
+    64-deep K tiles of aligned problems get 256 bytes for A and B; K = 1000 rows, a base 128 bytes
+    off and the 128-deep tiles (the decode tiles, swapped or not) keep 128. Compiled by the real
+    nvcc and run on the host, no GPU (tests/data/tma_promotion_probe.cu)."""
+    import subprocess
+    from pathlib import Path
+
+    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
+
+    root = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
+    exe = tmp_path / "probe"
+    subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
+                    "-gencode=arch=compute_90a,code=sm_90a", f"-I{root}",
+                    f"-I{root.parent / 'backends' / 'sm90' / 'templates'}", f"-I{find_cutlass().include}",
+                    str(Path(__file__).parent / "data" / "tma_promotion_probe.cu"), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    assert dict(line.split(" ", 1) for line in out.splitlines()) == {
+        # the rule itself: only inside a promoting scope, only 2-byte boxes of 128-byte rows with
+        # every row on a 256-byte boundary
+        "rule_outside_a_promoting_scope": "128",
+        "rule_k64_aligned_u16": "256", "rule_k64_aligned_float16": "256", "rule_k64_aligned_bfloat16": "256",
+        "rule_rows_2000_bytes": "128", "rule_base_128_bytes_off": "128", "rule_batch_stride_128_bytes": "128",
+        "rule_box_of_256_bytes": "128", "rule_box_of_64_bytes": "128", "rule_f32_partials": "128",
+        "rule_u32_box_of_128_bytes": "128", "rule_rank_1": "128",
+        # what the main loops' descriptors get
+        "coop_128x128x64_tn_k65536": "256 256",
+        "coop_128x64x64_tn_bf16_k8192": "256 256",
+        "coop_128x128x64_tn_k1000": "128 128",
+        "coop_128x128x64_tn_a_plus_128": "128 256",
+        "pp_64x128x128_tn": "128 128",
+        "pp_64x16x128_swap_tn": "128 128",
+        "coop_128x128x64_nn": "256 256",
+    }

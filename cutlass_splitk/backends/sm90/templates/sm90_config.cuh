@@ -12,6 +12,7 @@
 #include "cutlass/layout/matrix.h"
 
 #include "cks_epilogue.cuh"
+#include "sm90_tma_promotion.cuh"
 
 namespace cks {
 namespace sm90 {
@@ -52,6 +53,7 @@ struct GemmConfig {
   using EpilogueSchedule = typename cutlass::platform::conditional<
       kCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative,
       cutlass::epilogue::TmaWarpSpecialized>::type;
+  static constexpr int kTileDepth = kTileK;  // K
   static constexpr int kStages = kStages_;  // 0: as many as shared memory holds
   static constexpr int kAlignment = 8;     // TMA: 16-byte rows
 };
@@ -76,6 +78,13 @@ using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
         Gemm::kStages == 0, cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
         cutlass::gemm::collective::StageCount<(Gemm::kStages > 0 ? Gemm::kStages : 1)>>::type,
     typename Gemm::KernelSchedule>::CollectiveOp;
+
+// Around a kernel's to_underlying_arguments: its main loop's descriptors take the 256-byte L2
+// promotion (sm90_tma_promotion.cuh's rule) if its K tile is 64 deep.
+template <class Gemm>
+struct MainloopPromotion : TmaPromotionScope {
+  MainloopPromotion() : TmaPromotionScope(Gemm::kTileDepth == 64) {}
+};
 
 }  // namespace sm90
 }  // namespace cks

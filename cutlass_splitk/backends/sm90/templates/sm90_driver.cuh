@@ -7,6 +7,8 @@
 // could no longer load it). So the macro is set and the symbol is defined here, local to the
 // library (hidden; weak, since every sm90 unit of a library includes it), as a forwarder to the
 // driver's function looked up once through the runtime. Must come before any CUTLASS header.
+//
+// The forwarder also chooses each descriptor's L2 promotion (sm90_tma_promotion.cuh).
 #pragma once
 
 #if defined(CUTLASS_CUDA_DRIVER_WRAPPER_CALL)
@@ -19,6 +21,8 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+
+#include "sm90_tma_promotion.cuh"
 
 extern "C" __attribute__((weak, visibility("hidden"))) CUresult CUDAAPI cuTensorMapEncodeTiled(
     CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress,
@@ -40,7 +44,9 @@ extern "C" __attribute__((weak, visibility("hidden"))) CUresult CUDAAPI cuTensor
     resolved.store(fn, std::memory_order_release);
   }
   return fn(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim,
-            elementStrides, interleave, swizzle, l2Promotion, oobFill);
+            elementStrides, interleave, swizzle,
+            cks::sm90::tma_l2_promotion(tensorDataType, tensorRank, globalAddress, globalStrides, boxDim, l2Promotion),
+            oobFill);
 }
 
 #include "cutlass/cuda_host_adapter.hpp"

@@ -119,7 +119,10 @@ struct SplitKGemm {
         return fail(CKS_ERROR_WORKSPACE, "sm90 split-K needs " + std::to_string(q.partial_bytes) +
                                              " bytes of workspace");
       if (int s = select_device(a)) return s;
-      p.params = Kernel::to_underlying_arguments(p.args, a.partials);
+      {
+        MainloopPromotion<Gemm> promotion;
+        p.params = Kernel::to_underlying_arguments(p.args, a.partials);
+      }
       p.workspace_bytes = q.partial_bytes;
       plans.insert(a, p);
     } else if (int s = select_device(a)) {

@@ -92,7 +92,10 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
   args.hw_info = hardware(a.device);
   if (Kernel::can_implement(args) == false)
     return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this partial GEMM (can_implement)");
-  params = Kernel::to_underlying_arguments(args, nullptr);
+  {
+    MainloopPromotion<Gemm> promotion;
+    params = Kernel::to_underlying_arguments(args, nullptr);
+  }
   plans.insert(key, params);
   return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
 }
