@@ -12,22 +12,6 @@
 #            grid, L2 / DRAM throughput, L2 hit rate
 # The final GPU check and the sweeps ran as device_s9.sh build ops rest, device_s11.sh sweep sweepx.
 source benchmarks/device_lib.sh  # the run's setup
-# ab PREFIX OP MATCH RUNS DIRS SHAPE...: variant_ab.py on OP's variants matching MATCH for each
-# build/DIR in turn, once per run suffix in RUNS ("-": one run, no suffix), labelled PREFIX + DIR's
-# last part + the suffix.
-ab() {
-  local prefix=$1 op=$2 match=$3 runs=$4 dirs=$5; shift 5
-  local shapes=(); for s in "$@"; do shapes+=(--shape "$s"); done
-  for run in $runs; do
-    [ "$run" = - ] && run=
-    for dir in $dirs; do
-      local name=${dir##*/}$run
-      python3 benchmarks/variant_ab.py "build/$dir" "$op" --match "$match" "${shapes[@]}" --label "$name" \
-        --json "$out/${prefix}_$name.json" > "$out/${prefix}_$name.txt" 2>&1
-      echo "$prefix $name rc=$? wrong=$(grep -c WRONG "$out/${prefix}_$name.txt")"
-    done
-  done
-}
 for phase in "$@"; do
   case $phase in
     r12) ab r12p explore90r12_chain_f16 parallel - r12 256,256,65536 512,512,32768 1024,1024,16384 200,264,40008 \
