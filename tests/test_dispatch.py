@@ -219,7 +219,8 @@ def _documented_prediction_sm90(v, m, n, k, split, dev):
     units = tiles * parts
     cm, cn = v.params.cluster[::-1] if v.params.swap_ab else v.params.cluster
     b_reads = -(-m // tm) if v.params.swap_ab else 1  # a swapped kernel streams B once per tile along M
-    streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (tk / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
+    depth = 128 if tk == 64 and k % 128 == 0 else tk  # the 256-byte L2 promotion of 64-deep tiles
+    streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (depth / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
     bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
     t_mem = max(2.0 * (m * k + k * n * b_reads) / bw,
                 units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth)) * 1e6

@@ -41,14 +41,15 @@ H100 sweeps measured it 3-15 % slower than the data-parallel kernel on the squar
 model had predicted it 4 % faster); the in-kernel modes' epilogue is not overlapped with the main
 loop. What one CTA's TMA pipeline streams from DRAM scales with the depth of its K tile
 (``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT``: a stage of a 128-deep tile moves
-twice the bytes per round trip), so few work units of a deep tile fill DRAM sooner. And one CTA
-streams its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, the
-rows of a box past the matrix's edge (``tiles_m * tm - m`` and ``tiles_n * tn - n``, zero-filled
-by the TMA unit) at only ``SM90_OOB_BYTES_PER_S``: a 64-row tile at M = 16 spends most of its
-time filling zeros (session 11: 64x32x128 at split 1 takes 44 µs at M = 64 and 58 at M = 16 on
-16 x 4096 x 14336), which ``t_mem`` takes as its floor per wave. A variant
-is a candidate only where it runs: sm90 variants (sm_90a cubins) on compute capability 9.0,
-sm80 variants where one of their cubins does (same major version, minor at least the target's).
+twice the bytes per round trip; a 64-deep tile with K a multiple of 128 (its 256-byte L2 promotion)
+as a 128-deep one), so few work units of a deep tile fill DRAM sooner. And one CTA streams its TMA
+boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, the rows of a box past
+the matrix's edge (``tiles_m * tm - m`` and ``tiles_n * tn - n``, zero-filled by the TMA unit) at
+only ``SM90_OOB_BYTES_PER_S``: a 64-row tile at M = 16 spends most of its time filling zeros
+(session 11: 64x32x128 at split 1 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336),
+which ``t_mem`` takes as its floor per wave. A variant is a candidate only where it runs: sm90
+variants (sm_90a cubins) on compute capability 9.0, sm80 variants where one of their cubins does
+(same major version, minor at least the target's).
 
 The sm80 constants were refitted on an H100 sweep of every (variant, split) of the sm80 tiles
 (``benchmarks/fit_model.py --backend sm80`` over ``benchmarks/explore_h100.json``): the pick
@@ -201,11 +202,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n)  # the last tiles' rows and columns past the edge
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
-    # A and B once; a swapped kernel streams B once per tile along M (H100, 32 x 5120 x 13824:
-    # the 16-row swapped tile 60.7 us, one 64-row tile 54.9; BENCHMARKS.md, session 13)
+    # A and B once; a swapped kernel streams B once per tile along M (BENCHMARKS.md, session 13)
     unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab else 1))
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
-    cta_stream = SM90_SM_BYTES_PER_S * (tk / 64.0) ** SM90_K_DEPTH_EXPONENT
+    cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw = SM90_L2_FACTOR * bw
     flops_per_k = 2.0 * tm * tn
     epilogue = -(-tiles // sms) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT

@@ -90,7 +90,9 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
   double const unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) ? tiles_m : 1));
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
-  double const cta_stream = c.sm90_sm_bytes_per_s * std::pow(double(tk) / 64.0, c.sm90_k_depth_exponent);
+  // promoted 64-deep tiles stream as 128-deep ones (timemodel.py; sm90_tma_promotion.cuh)
+  int64_t const depth = (tk == 64 && k % 128 == 0) ? 128 : tk;
+  double const cta_stream = c.sm90_sm_bytes_per_s * std::pow(double(depth) / 64.0, c.sm90_k_depth_exponent);
   double const l2_bw = c.sm90_l2_factor * bw;
   double const flops_per_k = 2.0 * double(tm) * double(tn);
   double const epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_epilogue_us_per_element;
