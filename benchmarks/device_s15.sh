@@ -23,6 +23,8 @@
 #            seed 20261160 (an unswapped parallel tile N 16): 100 problems each
 #   bench    the suite's bench, chain op, f16 and bf16, the heuristic's picks (no torch.compile
 #            column); with SWEEP=1 every (variant, split) swept too (heuristic / best)
+#   benchx   the same, f16, on benchmarks/extra_shapes.yaml (shapes the model was not fitted on),
+#            every candidate swept
 source benchmarks/device_lib.sh  # the run's setup, ab
 out=/tmp/s15; mkdir -p "$out"
 skinny=(16,4096,14336 64,4096,14336 128,8192,8192 256,256,65536 512,512,32768 1024,1024,16384 1,4096,4096
@@ -60,6 +62,10 @@ for phase in "$@"; do
     bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
              --no-compile --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" > "$out/bench_suite.txt" 2>&1
            tail -22 "$out/bench_suite.txt" ;;
+    benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
+              --shapes benchmarks/extra_shapes.yaml --no-compile --repeat 1 --sweep --json "$out/bench_extra.json" \
+              > "$out/bench_extra.txt" 2>&1
+            tail -16 "$out/bench_extra.txt" ;;
   esac
   echo "== $phase done at ${SECONDS}s"
   tar czf "${OUT:-.}/s15.tgz" -C /tmp s15
