@@ -1,9 +1,11 @@
 """What the shared fused epilogue compiles to: every output vector is one 16-byte store, for
-every output permute. (Written as a plain assignment from the converted array, NVVM split the
+every output permute; each GELU is one ex2 and one reciprocal of the SFU (cks_activation.cuh),
+and the activations are as accurate as that header says. (Written as a plain assignment from the converted array, NVVM split the
 store of a permuted epilogue into four 4-byte stores: 4x the memory sectors of every D write,
 found with ncu in session 7.) And parallel split-K's reduction kernel loads the epilogue's own
 inputs (C, bias, E) before it waits for the GEMM, the partials after. Compiles
-tests/data/epilogue_probe.cu to PTX with the real nvcc."""
+tests/data/epilogue_probe.cu to PTX, and tests/data/activation_probe.cu for the host, with the
+real nvcc."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from cutlass_splitk.cudakit import find_cutlass, find_nvcc
 
 pytestmark = pytest.mark.nvcc
 PROBE = Path(__file__).parent / "data" / "epilogue_probe.cu"
+ACTIVATION_PROBE = Path(__file__).parent / "data" / "activation_probe.cu"
 TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
 
 
@@ -49,3 +52,50 @@ def test_reduction_loads_its_epilogue_inputs_before_waiting_for_the_gemm(tmp_pat
     assert global_accesses("ld", before) == ["ld.global.v4.u32"] * 3  # C, bias, E: 8 halves each
     partials = global_accesses("ld", after)
     assert set(partials) == {"ld.global.cg.v4.u32"} and len(partials) >= 2  # the f32 partials only
+
+
+def test_gelu_is_one_ex2_and_one_reciprocal_per_output(tmp_path):
+    # The probe's epilogue applies GELU to 8 outputs. erff's polynomial (~27 SASS instructions a
+    # GELU, BENCHMARKS.md session 12) had no reciprocal; IEEE division would show as div.rn.
+    ptx = ptx_of(tmp_path, "PROBE_PERMUTE=kNone")
+    assert len(re.findall(r"\bex2\.approx\.ftz\.f32\b", ptx)) == 8
+    assert len(re.findall(r"\brcp\.approx\.ftz\.f32\b", ptx)) == 8
+    assert not re.search(r"\bdiv\.(rn|full)\.f32\b", ptx)
+
+
+def run_activation_probe(tmp_path: Path, floor: str = "", arch: str = "") -> dict:
+    """{name: (max relative error, its input, max absolute error below the floor, class mismatches,
+    inputs)} from tests/data/activation_probe.cu, built for the host, or for the GPU of ``arch``."""
+    exe = tmp_path / "activation_probe"
+    cmd = [str(find_nvcc()), "-std=c++17", "-O2", "-x", "cu", f"-I{TEMPLATES}", str(ACTIVATION_PROBE), "-o", str(exe)]
+    cmd += [f"-DPROBE_MIN_VALUE={floor}"] if floor else []
+    cmd += [f"-arch={arch}", "-DPROBE_DEVICE"] if arch else []
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    print(f"values >= {floor or '1e-30'}:\n{out}")
+    rows = {}
+    for line in out.splitlines():
+        name, rel, arg, abs_small, bad, count = line.split()
+        rows[name] = (float(rel), float(arg), float(abs_small), int(bad), int(count))
+    return rows
+
+
+# Relative error bounds on values of magnitude >= 1e-30 and >= 1e-3 (cks_activation.cuh); f16's
+# half-ulp is 2.4e-4 relative, bf16's 2e-3. The former GELU, 0.5 x (1 + erff(x / sqrt 2)),
+# scores 1.0 on both (it returns 0 for x < -5.9) and 5e-5 at >= 1e-3.
+BOUNDS = {"gelu": (1.5e-5, 2e-6), "gelu_tanh": (1.5e-5, 2e-6), "silu": (5e-6, 1e-6), "sigmoid": (5e-6, 1e-6)}
+
+
+def check_activations(tmp_path: Path, min_inputs: int, arch: str = "") -> None:
+    for floor, column in (("", 0), ("1e-3", 1)):
+        rows = run_activation_probe(tmp_path, floor, arch)
+        assert sorted(rows) == sorted(BOUNDS)
+        for name, (rel, arg, abs_small, bad, count) in rows.items():
+            assert count >= min_inputs
+            assert bad == 0, f"{name}: {bad} inputs with a NaN / infinity where float64 has none, or the reverse"
+            assert 0 < rel <= BOUNDS[name][column], f"{name}: relative error {rel} at x = {arg}"
+            assert floor or abs_small < 1e-29, name  # below 1e-30: absolute
+
+
+def test_activations_match_their_float64_definitions_on_the_host(tmp_path):
+    check_activations(tmp_path, 3_000_000)

@@ -16,38 +16,14 @@
 #include "cutlass/numeric_conversion.h"
 #include "cutlass/numeric_types.h"
 
+#include "cks_activation.cuh"
 #include "cks_error.cuh"
 
 namespace cks {
 
-enum class Act { kIdentity, kRelu, kGelu, kGeluTanh, kSilu, kSigmoid, kLeakyRelu };
 enum class EOp { kNone, kAdd, kMul };
 enum class Bias { kNone, kPerCol, kPerRow };
 enum class Permute { kNone, k0213, k20314 };
-
-// ---------------------------------------------------------------------------------------
-// Activation functions (float in, float out; NaN propagates as in torch.nn.functional)
-// ---------------------------------------------------------------------------------------
-
-template <Act A>
-CUTLASS_DEVICE float activate(float x, float arg) {
-  if constexpr (A == Act::kIdentity) {
-    return x;
-  } else if constexpr (A == Act::kRelu) {
-    return x < 0.f ? 0.f : x;
-  } else if constexpr (A == Act::kGelu) {
-    return 0.5f * x * (1.f + erff(x * 0.70710678118654752440f));
-  } else if constexpr (A == Act::kGeluTanh) {
-    float inner = 0.79788456080286535588f * (x + 0.044715f * x * x * x);
-    return 0.5f * x * (1.f + tanhf(inner));
-  } else if constexpr (A == Act::kSilu) {
-    return x / (1.f + expf(-x));
-  } else if constexpr (A == Act::kSigmoid) {
-    return 1.f / (1.f + expf(-x));
-  } else {  // kLeakyRelu
-    return x < 0.f ? x * arg : x;
-  }
-}
 
 // ---------------------------------------------------------------------------------------
 // Vector memory access

@@ -6,6 +6,7 @@
 // these headers and the shared ones (cutlass_splitk/templates):
 //
 //   cks_error.cuh      error boundary (cks_last_error, status codes)         shared
+//   cks_activation.cuh the activations (one ex2 + one reciprocal each)       shared
 //   cks_epilogue.cuh   FusedEpilogue: act, E_op, bias, permute; vector I/O   shared
 //   cks_host.cuh       ABI check, device selection, smem limit, PDL setting  shared
 //   cks_reduction.cuh  parallel split-K's reduction kernel and its launch    shared

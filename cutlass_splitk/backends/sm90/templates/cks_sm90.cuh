@@ -5,6 +5,7 @@
 //   sm90_driver.cuh                 cuTensorMapEncodeTiled resolved once (first: before CUTLASS)
 //   sm90_tma_promotion.cuh          the L2 promotion of each TMA descriptor (the forwarder's rule)
 //   cks_error.cuh, cks_host.cuh     error boundary, ABI check, device, PDL setting   shared
+//   cks_activation.cuh              the activations (one ex2 + one reciprocal each)  shared
 //   cks_epilogue.cuh                FusedEpilogue: act, E_op, bias, permute          shared
 //   cks_reduction.cuh               parallel split-K's reduction kernel + launch    shared
 //   cks_plan_cache.cuh              launch plans remembered per entry point          shared

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Session 16's device calls, by phase (logs and JSON under /tmp/s16, packed into $OUT/s16.tgz after
+# each phase, so a call stopped at its limit still brings back what was done):
+#   act      the activations over every float on the GPU (tests/gpu/test_gpu_activation.py)
+#   r16      round 16 (benchmarks/explore_sm90_r16.yaml built from the tree before, build/r16_old, and
+#            from this one, build/r16_new): the activations around one ex2 and one reciprocal against
+#            erff / tanhf / expf and IEEE division, in turn, twice; every output checked against
+#            float64 (poisoned first), bits compared across runs of a build
+#   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
+#            (build/default and build/epilogues carried)
+#   rest     the rest of the GPU suite
+#   bench    the suite's bench, chain op, f16 and bf16 (SWEEP=1: every candidate swept too; COMPILE=1:
+#            with the torch.compile column, default mode)
+#   benchx   the same, f16, on benchmarks/extra_shapes.yaml, every candidate swept
+#   mat      torch.compile max-autotune column on the suite, f16 (MAT_SHAPES to restrict)
+source benchmarks/device_lib.sh  # the run's setup, ab
+out=/tmp/s16; mkdir -p "$out"
+squares=(4096,4096,4096 4096,4096,14336 4000,4104,1000 8192,8192,512 4096,4096,1024)
+for phase in "$@"; do
+  case $phase in
+    act) gpu_tests act tests/gpu/test_gpu_activation.py -s
+         grep -E "^(gelu|gelu_tanh|silu|sigmoid|values) " "$out/act.log" ;;
+    r16) ab r16q explore90r16_chain_f16 'serial|stream_k' "a b" "r16_old r16_new" "${squares[@]}"
+         ab r16s explore90r16_silu_f16 . "a b" "r16_old r16_new" 4096,4096,4096 4000,4104,1000 8192,8192,512
+         ab r16k explore90r16_chain_f16 'parallel|t128x64' "a b" "r16_old r16_new" 256,256,65536 128,8192,8192
+         python3 benchmarks/r8_table.py "$out"/r16q_*.json "$out"/r16s_*.json "$out"/r16k_*.json > "$out/r16_table.txt"
+         cat "$out/r16_table.txt" ;;
+    ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
+    rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
+    bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
+             ${COMPILE:---no-compile} --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
+             --plot "$out/bench_suite.png" > "$out/bench_suite.txt" 2>&1
+           tail -22 "$out/bench_suite.txt" ;;
+    benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
+              --shapes benchmarks/extra_shapes.yaml --no-compile --repeat 1 --sweep --json "$out/bench_extra.json" \
+              > "$out/bench_extra.txt" 2>&1
+            tail -16 "$out/bench_extra.txt" ;;
+    mat) shapes=(); for s in ${MAT_SHAPES:-}; do shapes+=(--shape "$s"); done
+         python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
+           --max-autotune --repeat 1 "${shapes[@]}" --json "$out/bench_mat.json" > "$out/bench_mat.txt" 2>&1
+         tail -12 "$out/bench_mat.txt" ;;
+  esac
+  echo "== $phase done at ${SECONDS}s"
+  tar czf "${OUT:-.}/s16.tgz" -C /tmp s16
+done

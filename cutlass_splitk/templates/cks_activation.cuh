@@ -1,0 +1,119 @@
+// cutlass-splitk: the epilogue's activation functions (float in, float out), shared by every
+// backend and split-K strategy. Self-contained (no CUTLASS), so that a host program can
+// evaluate the same formulas (tests/data/activation_probe.cu).
+//
+// GELU, GELU-tanh, SiLU and sigmoid are written around one ex2 and one reciprocal each (the
+// SFU's ex2.approx / rcp.approx on the device), without the cancellation of 1 + erf(x) and
+// 1 + tanh(x) for negative x:
+//
+//   gelu(x)      = x * Phi(x),      Phi(x) = erfc(-x / sqrt 2) / 2, erfc by Numerical Recipes'
+//                  Chebyshev fit erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z / 2), z >= 0
+//                  (relative error < 1.2e-7 for every z);
+//   gelu_tanh(x) = x * sigmoid(2u), u = sqrt(2 / pi) (x + 0.044715 x^3)  (= x (1 + tanh u) / 2);
+//   silu(x)      = x * sigmoid(x);  sigmoid(x) = 1 / (1 + exp(-x)).
+//
+// Each is within ~2e-6 relative of the exact function (float64) wherever its value is a normal
+// float (checked over every float on the GPU: tests/gpu/test_gpu_activation.py; the error bound
+// grows to ~1e-5 where the exponent's argument passes ~100, i.e. values below ~1e-30). The
+// outputs are f16 / bf16, whose half-ulps are 2.4e-4 and 2e-3 relative. Results the float range
+// cannot hold as a normal number flush to zero (ftz), as erff's 1 + erf(x) did for every
+// x < -5.9. NaN stays NaN; gelu(-inf), gelu_tanh(-inf) and silu(-inf) are NaN (-inf * 0), as
+// with the textbook formulas; +inf maps to +inf (sigmoid: 1, and 0 at -inf). The former
+// formulas (erff, tanhf, expf and IEEE division) took ~30 instructions for GELU (~27 of the
+// ~40 the fused chain's epilogue spends per output; BENCHMARKS.md, session 12).
+#pragma once
+
+#include <cmath>
+
+namespace cks {
+
+enum class Act { kIdentity, kRelu, kGelu, kGeluTanh, kSilu, kSigmoid, kLeakyRelu };
+
+namespace act_detail {
+
+// 2^x and 1/x: the SFU's approximations on the device (max error ~2 ulp, subnormal results
+// flushed to zero), the C library's on the host.
+__host__ __device__ __forceinline__ float exp2_fast(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return std::exp2(x);
+#endif
+}
+
+__host__ __device__ __forceinline__ float rcp_fast(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return 1.f / x;
+#endif
+}
+
+// sigmoid(y) where w = -y * log2(e) is given: 1 / (1 + 2^w).
+__host__ __device__ __forceinline__ float sigmoid_of_log2(float w) { return rcp_fast(1.f + exp2_fast(w)); }
+
+constexpr float kLog2e = 1.44269504088896340736f;
+
+}  // namespace act_detail
+
+// Phi(x) * x with Phi the standard normal CDF. The polynomial's coefficients are Numerical
+// Recipes' (erfcc) times log2(e), rounded to float: the exponent is formed in base 2.
+__host__ __device__ __forceinline__ float gelu_erf(float x) {
+  using namespace act_detail;
+  float t = rcp_fast(fmaf(fabsf(x), 0.353553390593273762f, 1.f));  // 1 / (1 + |x| / (2 sqrt 2))
+  float p = 2.465173006e-01f;
+  p = fmaf(p, t, -1.186114907e+00f);
+  p = fmaf(p, t, 2.147474527e+00f);
+  p = fmaf(p, t, -1.637753129e+00f);
+  p = fmaf(p, t, 4.023215771e-01f);
+  p = fmaf(p, t, -2.687568665e-01f);
+  p = fmaf(p, t, 1.396300495e-01f);
+  p = fmaf(p, t, 5.397006273e-01f);
+  p = fmaf(p, t, 1.442729235e+00f);
+  float q = fmaf(x * (-0.5f * kLog2e), x, -1.825748205e+00f);  // (-z^2 - 1.26551223) log2(e)
+  float r = t * exp2_fast(fmaf(p, t, q));                        // erfc(|x| / sqrt 2)
+  float phi = x < 0.f ? 0.5f * r : fmaf(-0.5f, r, 1.f);
+  return x * phi;
+}
+
+__host__ __device__ __forceinline__ float gelu_tanh(float x) {
+  using namespace act_detail;
+  // w = -2 u log2(e), u = sqrt(2 / pi) (x + 0.044715 x^3)
+  constexpr float k1 = -2.f * 0.79788456080286535588f * kLog2e;
+  constexpr float k3 = k1 * 0.044715f;
+  return x * sigmoid_of_log2(x * fmaf(x * x, k3, k1));
+}
+
+__host__ __device__ __forceinline__ float silu(float x) {
+  return x * act_detail::sigmoid_of_log2(x * -act_detail::kLog2e);
+}
+
+__host__ __device__ __forceinline__ float sigmoid(float x) {
+  return act_detail::sigmoid_of_log2(x * -act_detail::kLog2e);
+}
+
+// NaN propagates as in torch.nn.functional.
+template <Act A>
+__host__ __device__ __forceinline__ float activate(float x, float arg) {
+  if constexpr (A == Act::kIdentity) {
+    return x;
+  } else if constexpr (A == Act::kRelu) {
+    return x < 0.f ? 0.f : x;
+  } else if constexpr (A == Act::kGelu) {
+    return gelu_erf(x);
+  } else if constexpr (A == Act::kGeluTanh) {
+    return gelu_tanh(x);
+  } else if constexpr (A == Act::kSilu) {
+    return silu(x);
+  } else if constexpr (A == Act::kSigmoid) {
+    return sigmoid(x);
+  } else {  // kLeakyRelu
+    return x < 0.f ? x * arg : x;
+  }
+}
+
+}  // namespace cks
