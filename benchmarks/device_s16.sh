@@ -2,10 +2,12 @@
 # Session 16's device calls, by phase (logs and JSON under /tmp/s16, packed into $OUT/s16.tgz after
 # each phase, so a call stopped at its limit still brings back what was done):
 #   act      the activations over every float on the GPU (tests/gpu/test_gpu_activation.py)
-#   r16      round 16 (benchmarks/explore_sm90_r16.yaml built from the tree before, build/r16_old, and
-#            from this one, build/r16_new): the activations around one ex2 and one reciprocal against
-#            erff / tanhf / expf and IEEE division, in turn, twice; every output checked against
-#            float64 (poisoned first), bits compared across runs of a build
+#   r16      round 16 (benchmarks/explore_sm90_r16.yaml built from the tree before, build/r16_old, from
+#            commit 7309772, build/r16_v1: GELU by Numerical Recipes' degree-9 erfc, and from this
+#            one, build/r16_v2: a degree-5 erfc, alpha folded into the bias's add; R16 names the
+#            builds): the activations around one ex2 and one reciprocal against erff / tanhf / expf
+#            and IEEE division, in turn, twice; every output checked against float64 (poisoned
+#            first), bits compared across runs of a build
 #   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
 #            (build/default and build/epilogues carried)
 #   rest     the rest of the GPU suite
@@ -20,9 +22,9 @@ for phase in "$@"; do
   case $phase in
     act) gpu_tests act tests/gpu/test_gpu_activation.py -s
          grep -E "^(gelu|gelu_tanh|silu|sigmoid|values) " "$out/act.log" ;;
-    r16) ab r16q explore90r16_chain_f16 'serial|stream_k' "a b" "r16_old r16_new" "${squares[@]}"
-         ab r16s explore90r16_silu_f16 . "a b" "r16_old r16_new" 4096,4096,4096 4000,4104,1000 8192,8192,512
-         ab r16k explore90r16_chain_f16 'parallel|t128x64' "a b" "r16_old r16_new" 256,256,65536 128,8192,8192
+    r16) ab r16q explore90r16_chain_f16 'serial|stream_k' "a b" "${R16:-r16_old r16_v1 r16_v2}" "${squares[@]}"
+         ab r16s explore90r16_silu_f16 . "a b" "${R16:-r16_old r16_v1 r16_v2}" 4096,4096,4096 4000,4104,1000 8192,8192,512
+         ab r16k explore90r16_chain_f16 'parallel|t128x64' "a b" "${R16:-r16_old r16_v1 r16_v2}" 256,256,65536 128,8192,8192
          python3 benchmarks/r8_table.py "$out"/r16q_*.json "$out"/r16s_*.json "$out"/r16k_*.json > "$out/r16_table.txt"
          cat "$out/r16_table.txt" ;;
     ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
