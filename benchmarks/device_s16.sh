@@ -15,6 +15,8 @@
 #            with the torch.compile column, default mode)
 #   benchx   the same, f16, on benchmarks/extra_shapes.yaml, every candidate swept
 #   mat      torch.compile max-autotune column on the suite, f16 (MAT_SHAPES to restrict)
+#   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried), seed 20261126: 8 configs
+#            of both backends whose epilogues draw GELU, GELU-tanh, SiLU and sigmoid, 100 problems each
 source benchmarks/device_lib.sh  # the run's setup, ab
 out=/tmp/s16; mkdir -p "$out"
 squares=(4096,4096,4096 4096,4096,14336 4000,4104,1000 8192,8192,512 4096,4096,1024)
@@ -30,7 +32,7 @@ for phase in "$@"; do
     ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
     rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
     bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
-             ${COMPILE:---no-compile} --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
+             $([ -n "${COMPILE:-}" ] || echo --no-compile) --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
              --plot "$out/bench_suite.png" > "$out/bench_suite.txt" 2>&1
            tail -22 "$out/bench_suite.txt" ;;
     benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
@@ -41,6 +43,7 @@ for phase in "$@"; do
          python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
            --max-autotune --repeat 1 "${shapes[@]}" --json "$out/bench_mat.json" > "$out/bench_mat.txt" 2>&1
          tail -12 "$out/bench_mat.txt" ;;
+    fuzz) SEED=20261126 CONFIGS=8 PROBLEMS=100 OUT=$out/f1 bash benchmarks/device_fuzz.sh | tail -30 ;;
   esac
   echo "== $phase done at ${SECONDS}s"
   tar czf "${OUT:-.}/s16.tgz" -C /tmp s16
