@@ -15,6 +15,8 @@
 #            with the torch.compile column, default mode)
 #   benchx   the same, f16, on benchmarks/extra_shapes.yaml, every candidate swept
 #   mat      torch.compile max-autotune column on the suite, f16 (MAT_SHAPES to restrict)
+#   r17      round 17 (benchmarks/explore_sm90_r17.yaml, build/r17): the 128x64 tile in a 1x2 cluster on the
+#            projection and decode shapes, twice; outputs checked against float64
 #   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried), seed 20261126: 8 configs
 #            of both backends whose epilogues draw GELU, GELU-tanh, SiLU and sigmoid, 100 problems each
 source benchmarks/device_lib.sh  # the run's setup, ab
@@ -43,6 +45,10 @@ for phase in "$@"; do
          python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
            --max-autotune --repeat 1 "${shapes[@]}" --json "$out/bench_mat.json" > "$out/bench_mat.txt" 2>&1
          tail -12 "$out/bench_mat.txt" ;;
+    r17) ab r17 explore90r17_chain_f16 . "a b" r17 128,8192,8192 96,3072,16384 128,2048,28672 64,4096,14336 \
+           48,8192,8192 192,1024,32768 32,5120,13824
+         python3 benchmarks/r8_table.py "$out"/r17_*.json > "$out/r17_table.txt"
+         cat "$out/r17_table.txt" ;;
     fuzz) SEED=20261126 CONFIGS=8 PROBLEMS=100 OUT=$out/f1 bash benchmarks/device_fuzz.sh | tail -30 ;;
   esac
   echo "== $phase done at ${SECONDS}s"
