@@ -17,6 +17,8 @@
 #   mat      torch.compile max-autotune column on the suite, f16 (MAT_SHAPES to restrict)
 #   r17      round 17 (benchmarks/explore_sm90_r17.yaml, build/r17): the 128x64 tile in a 1x2 cluster on the
 #            projection and decode shapes, twice; outputs checked against float64
+#   ncu16    ncu on 4096^3's 256x128 c2x1 kernel: the chain before (build/r16_old) and after (build/r16_v2),
+#            and with no epilogue (explore90r16_plain_f16): duration, instructions by pipe, stalls
 #   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried), seed 20261126: 8 configs
 #            of both backends whose epilogues draw GELU, GELU-tanh, SiLU and sigmoid, 100 problems each
 source benchmarks/device_lib.sh  # the run's setup, ab
@@ -49,6 +51,16 @@ for phase in "$@"; do
            48,8192,8192 192,1024,32768 32,5120,13824
          python3 benchmarks/r8_table.py "$out"/r17_*.json > "$out/r17_table.txt"
          cat "$out/r17_table.txt" ;;
+    ncu16) for run in r16_old:chain r16_v2:chain r16_v2:plain; do
+             b=${run%%:*} op=${run##*:}
+             CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
+               --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
+               --metrics smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_lsu.sum \
+               python3 benchmarks/profile_shape.py build/$b 4096 4096 4096 explore90r16_${op}_f16 \
+               explore90r16_${op}_f16_serial_sm90_t256x128x64_c2x1_coop_sauto_a8 1 > "$out/ncu16_${b}_$op.txt" 2>&1
+             echo "== $b $op rc=$?"
+             grep -E "Duration|Issue Slots Busy|Warp Cycles Per Issued|smsp__inst|Stall Long|No Eligible" "$out/ncu16_${b}_$op.txt" | cut -c1-120
+           done ;;
     fuzz) SEED=20261126 CONFIGS=8 PROBLEMS=100 OUT=$out/f1 bash benchmarks/device_fuzz.sh | tail -30 ;;
   esac
   echo "== $phase done at ${SECONDS}s"
