@@ -16,12 +16,12 @@
 // GELU is within 1.2e-5 and the others within 1e-6; down to 1e-30 (where the exponent's argument
 // nears 100 and its own rounding shows) all are within 2.5e-5 (every float checked on the GPU:
 // tests/gpu/test_gpu_activation.py). The outputs are f16 / bf16, which round to 2^-11 / 2^-8
-// relative (4.9e-4 / 3.9e-3). Results the float range
-// cannot hold as a normal number flush to zero (ftz), as erff's 1 + erf(x) did for every
-// x < -5.9. NaN stays NaN; gelu(-inf), gelu_tanh(-inf) and silu(-inf) are NaN (-inf * 0), as
-// with the textbook formulas; +inf maps to +inf (sigmoid: 1, and 0 at -inf). The former
-// formulas (erff, tanhf, expf and IEEE division) took ~30 instructions for GELU (~27 of the
-// ~40 the fused chain's epilogue spends per output; BENCHMARKS.md, session 12).
+// relative (4.9e-4 / 3.9e-3). Results the float range cannot hold as a normal number flush to
+// zero (ftz), as erff's 1 + erf(x) did for every x < -5.9. NaN stays NaN; gelu(-inf),
+// gelu_tanh(-inf) and silu(-inf) are NaN (-inf * 0), as with the textbook formulas; +inf maps to
+// +inf (sigmoid: 1, and 0 at -inf). The former formulas (erff, tanhf, expf and IEEE division)
+// left the fused chain's in-kernel epilogue ~39 instructions per output on the H100, ~27 of them
+// GELU's; now ~26 (ncu, BENCHMARKS.md sessions 12 and 16).
 #pragma once
 
 #include <cmath>

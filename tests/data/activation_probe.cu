@@ -5,10 +5,10 @@
 // float bit patterns with the device's own ex2 / rcp (tests/gpu/test_gpu_activation.py).
 //
 // Prints one line per function: name, the largest relative error where the exact value is a
-// normal float of magnitude >= 1e-30, the input where it occurs, the largest absolute error
-// below that, and how many inputs disagree with the exact value's NaN / infinity / sign of zero
-// class (a NaN where the definition has a number or the other way round, an infinity of other
-// sign or none).
+// float of magnitude >= PROBE_MIN_VALUE (1e-30 unless defined), the input where it occurs, the
+// largest absolute error below that, how many inputs disagree with the exact value's NaN /
+// infinity class (a NaN where the definition has a number or the other way round, an infinity
+// of the other sign or none), and how many inputs were evaluated.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
