@@ -164,25 +164,30 @@ struct FusedEpilogue {
     load_e(p, row, col, s);
   }
 
-  // + beta * C + bias: the linear part, applied once (first partition).
-  CUTLASS_DEVICE static void add_linear(Params const& p, Sources const& s, Vec& v) {
+  // alpha * v + beta * C + bias: the linear part, applied once (first partition), with alpha
+  // folded into the last add: one FFMA per value where the op has a bias. The same zero signs as
+  // (alpha * v + beta * C) + bias: the addend is beta * C + bias, or beta * C alone. (sm80's serial
+  // kernel scales its partials itself and passes alpha = 1.)
+  CUTLASS_DEVICE static void add_linear(Params const& p, Sources const& s, Vec& v, float alpha = 1.f) {
+    bool const bias = Cfg::kBias != Bias::kNone && p.bias != nullptr;
+    if (!bias && p.beta == 0.f) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kV; ++i) v[i] *= alpha;
+      return;
+    }
+    Vec addend;
+    if constexpr (Cfg::kBias == Bias::kPerCol) {
+      if (bias) addend = to_float(s.bias);
+    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
+      if (bias) addend.fill(s.row_bias);
+    }
     if (p.beta != 0.f) {
       Vec c = to_float(s.c);
       CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kV; ++i) v[i] += p.beta * c[i];
+      for (int i = 0; i < kV; ++i) addend[i] = bias ? fmaf(p.beta, c[i], addend[i]) : p.beta * c[i];
     }
-    if constexpr (Cfg::kBias == Bias::kPerCol) {
-      if (p.bias) {
-        Vec b = to_float(s.bias);
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < kV; ++i) v[i] += b[i];
-      }
-    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
-      if (p.bias) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < kV; ++i) v[i] += s.row_bias;
-      }
-    }
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < kV; ++i) v[i] = fmaf(v[i], alpha, addend[i]);
   }
 
   // act, then E_op: the non-linear part, applied once (last partition).
@@ -208,34 +213,9 @@ struct FusedEpilogue {
     finish_with(p, s, v);
   }
 
-  // alpha * v + beta * C + bias, with alpha folded into the last add: one FFMA per value where
-  // the op has a bias (add_linear after a scaling took two instructions). The same zero signs as
-  // (alpha * v + beta * C) + bias: the addend is beta * C + bias, or beta * C alone.
-  CUTLASS_DEVICE static void scale_add_linear(Params const& p, Sources const& s, Vec& v) {
-    bool const bias = Cfg::kBias != Bias::kNone && p.bias != nullptr;
-    if (!bias && p.beta == 0.f) {
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kV; ++i) v[i] *= p.alpha;
-      return;
-    }
-    Vec addend;
-    if constexpr (Cfg::kBias == Bias::kPerCol) {
-      if (bias) addend = to_float(s.bias);
-    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
-      if (bias) addend.fill(s.row_bias);
-    }
-    if (p.beta != 0.f) {
-      Vec c = to_float(s.c);
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kV; ++i) addend[i] = bias ? fmaf(p.beta, c[i], addend[i]) : p.beta * c[i];
-    }
-    CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < kV; ++i) v[i] = fmaf(v[i], p.alpha, addend[i]);
-  }
-
   // The whole epilogue for one vector whose sources are loaded, stored at D.
   CUTLASS_DEVICE static void apply_and_store(Params const& p, int row, int col, Sources const& s, Vec v) {
-    scale_add_linear(p, s, v);
+    add_linear(p, s, v, p.alpha);
     finish_with(p, s, v);
     store_vec<Element, kV>(p.d + offset_d(p, row, col), v);
   }
