@@ -50,6 +50,7 @@ struct SplitKGemm {
       cute::Shape<int, int, int, int>,
       Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>, DirectEpilogue<Cfg>,
       Scheduler>;
+  static_assert(Kernel::SharedStorageSize <= 232448, "more shared memory than one sm_90 block can have");
 
   static typename Kernel::Arguments arguments(CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
     using Element = typename Cfg::Element;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Session 17's device calls, by phase (logs and JSON under /tmp/s17, packed into $OUT/s17.tgz after
+# each phase, so a call stopped at its limit still brings back what was done):
+#   r18      round 18 (benchmarks/explore_sm90_r18.yaml built without and with the E preload,
+#            build/r18/glob and build/r18/pre): in turn, twice; every output checked against float64
+#            (poisoned first), bits compared across runs and builds
+#   ncu18    ncu on 4096^3's 256x128 c2x1 kernel from both builds
+#   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
+#   rest     the rest of the GPU suite
+#   bench    the suite's bench, chain op, f16 and bf16 (COMPILE=1: with the torch.compile column)
+#   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried)
+source benchmarks/device_lib.sh  # the run's setup, ab
+out=/tmp/s17; mkdir -p "$out"
+squares=(4096,4096,4096 4096,4096,14336 4000,4104,1000 8192,8192,512 4096,4096,1024 2060,2560,200
+         1024,1024,16384 1000,1032,3000)
+for phase in "$@"; do
+  case $phase in
+    r18) ab r18 explore90r18_chain_f16 . "${RUNS:-a b}" "${R18:-r18/glob r18/pre}" "${squares[@]}"
+         python3 benchmarks/r8_table.py "$out"/r18_*.json > "$out/r18_table.txt"
+         cat "$out/r18_table.txt" ;;
+    ncu18) for b in ${R18:-r18/glob r18/pre}; do
+             CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
+               --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
+               --metrics smsp__inst_executed.sum,smsp__inst_executed_pipe_lsu.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+               python3 benchmarks/profile_shape.py build/$b 4096 4096 4096 explore90r18_chain_f16 \
+               explore90r18_chain_f16_serial_sm90_t256x128x64_c2x1_coop_sauto_a8 1 > "$out/ncu18_${b##*/}.txt" 2>&1
+             echo "== $b rc=$?"
+             grep -E "Duration|Issue Slots Busy|Warp Cycles Per Issued|smsp__inst|dram__bytes|Stall Long" "$out/ncu18_${b##*/}.txt" | cut -c1-120
+           done ;;
+    ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
+    rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
+    bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
+             $([ -n "${COMPILE:-}" ] || echo --no-compile) --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
+             --plot "$out/bench_suite.png" > "$out/bench_suite.txt" 2>&1
+           tail -22 "$out/bench_suite.txt" ;;
+    fuzz) SEED=${SEED:-20261127} CONFIGS=${CONFIGS:-8} PROBLEMS=${PROBLEMS:-100} OUT=$out/f1 bash benchmarks/device_fuzz.sh | tail -30 ;;
+  esac
+  echo "== $phase done at ${SECONDS}s"
+  tar czf "${OUT:-.}/s17.tgz" -C /tmp s17
+done
