@@ -4,6 +4,8 @@
 #   r18      round 18 (benchmarks/explore_sm90_r18.yaml built without and with the E preload,
 #            build/r18/glob and build/r18/pre): in turn, twice; every output checked against float64
 #            (poisoned first), bits compared across runs and builds
+#   r19      round 19 (benchmarks/explore_sm90_r19.yaml, build/r19): the squares' tile (128x256 against
+#            256x128, a 32-deep K tile), chain and main loop alone, twice; outputs checked against float64
 #   ncu18    ncu on 4096^3's 256x128 c2x1 kernel from both builds
 #   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
 #   rest     the rest of the GPU suite
@@ -18,6 +20,11 @@ for phase in "$@"; do
     r18) ab r18 explore90r18_chain_f16 . "${RUNS:-a b}" "${R18:-r18/glob r18/pre}" "${squares[@]}"
          python3 benchmarks/r8_table.py "$out"/r18_*.json > "$out/r18_table.txt"
          cat "$out/r18_table.txt" ;;
+    r19) ab r19 explore90r19_chain_f16 . "${RUNS:-a b}" r19 4096,4096,4096 4096,4096,14336 4000,4104,1000 \
+           4096,4096,1024 8192,8192,512 6144,6144,6144
+         ab r19p explore90r19_plain_f16 . "${RUNS:-a b}" r19 4096,4096,4096 4096,4096,14336 4000,4104,1000 6144,6144,6144
+         python3 benchmarks/r8_table.py "$out"/r19_*.json "$out"/r19p_*.json > "$out/r19_table.txt"
+         cat "$out/r19_table.txt" ;;
     ncu18) for b in ${R18:-r18/glob r18/pre}; do
              CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
                --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \

@@ -11,8 +11,6 @@
 #include "cutlass/epilogue/collective/detail.hpp"
 #include "cutlass/epilogue/dispatch_policy.hpp"
 #include "cutlass/epilogue/thread/linear_combination.h"
-#include "cutlass/arch/barrier.h"
-#include "cutlass/pipeline/pipeline.hpp"
 
 #include "cks_epilogue.cuh"
 
@@ -61,19 +59,6 @@ class FusedWarpEpilogue {
   static constexpr bool kPrefetchSources =
       Cfg::kCooperative && kTileN * int(sizeof(typename Cfg::Element)) >= 256;
   static_assert(kTileN % kCols == 0, "tile N must be a multiple of 32");
-#ifndef CKS_SM90_PRELOAD_E
-#define CKS_SM90_PRELOAD_E 0
-#endif
-  // Whether the producer warpgroup's epilogue warp copies the tile's E into shared memory while
-  // the consumers run the tile's main loop (PreloadEpilogue), so no chunk waits on a load of E.
-  static constexpr bool kPreloadE = CKS_SM90_PRELOAD_E && Cfg::kCooperative && Cfg::kEOp != EOp::kNone;
-  // E in shared memory: row-major tile rows of kTileN elements; the 16-byte vectors of odd rows
-  // are rotated by four so that two rows read by one 8-lane phase use disjoint banks.
-  static constexpr int kEVectorsPerRow = kTileN / kV;
-  CUTLASS_HOST_DEVICE static int e_offset(int r, int c) {
-    int const swizzle = kEVectorsPerRow >= 8 ? (r & 1) * 4 : 0;
-    return r * kTileN + (((c / kV) ^ swizzle) * kV);
-  }
 
   using EpilogueSchedule = cutlass::epilogue::NoSmemWarpSpecialized;
   using DispatchPolicy = EpilogueSchedule;
@@ -92,7 +77,6 @@ class FusedWarpEpilogue {
 
   struct SharedStorage {
     alignas(16) float stage[kConsumerWarps][kRows * kStride];
-    alignas(128) ElementOutput e[kPreloadE ? Cfg::kTileRows * kTileN : 1];
   };
   using TensorStorage = SharedStorage;
   struct Arguments {
@@ -144,7 +128,6 @@ class FusedWarpEpilogue {
     int const lane = int(threadIdx.x % 32);
     int const slot = (cutlass::canonical_warp_idx_sync() - 4) % kConsumerWarps;  // warps 4..11 consume
     float* stage = reinterpret_cast<SharedStorage*>(smem)->stage[slot];
-    ElementOutput const* e_tile = reinterpret_cast<SharedStorage*>(smem)->e;
 
     static_assert(decltype(size(accumulators))::value == kValues, "accumulators per thread");
     constexpr int kBlocksM = decltype(size<0>(blk_shape_MNK))::value;  // upper bound on row blocks
@@ -193,15 +176,7 @@ class FusedWarpEpilogue {
         }
         rows[h] = row_base + r;
         cols[h] = col_base + c;
-        if (rows[h] < M && cols[h] < N) {
-          if constexpr (kPreloadE) {
-            Epi::load_linear(params_.epi, rows[h], cols[h], sources[h]);
-            sources[h].e = *reinterpret_cast<typename Epi::Raw const*>(
-                e_tile + e_offset(rows[h] - tile_row, cols[h] - tile_col));
-          } else {
-            Epi::load_sources(params_.epi, rows[h], cols[h], sources[h]);
-          }
-        }
+        if (rows[h] < M && cols[h] < N) Epi::load_sources(params_.epi, rows[h], cols[h], sources[h]);
       }
       __syncwarp();  // the stage is rewritten by the next chunk
       CUTLASS_PRAGMA_UNROLL
@@ -247,34 +222,6 @@ class FusedWarpEpilogue {
     }
   }
 
-  // The epilogue warp's part (PreloadEpilogue::load): 16-byte cp.async copies of the tile's E
-  // into SharedStorage::e, each lane a strided share; vectors past M or N are skipped (their
-  // outputs are not stored). Completion is tracked by the caller's mbarrier.
-  template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL>
-  CUTLASS_DEVICE void preload_e(ProblemShapeMNKL problem_shape_mnkl, BlockShapeMNK blk_shape_MNK,
-                                BlockCoordMNKL blk_coord_mnkl, int lane, SharedStorage& storage) const {
-    using namespace cute;
-    int const M = int(get<0>(problem_shape_mnkl));
-    int const N = int(get<1>(problem_shape_mnkl));
-    int const tile_row = int(get<0>(blk_coord_mnkl)) * int(size<0>(blk_shape_MNK));
-    int const tile_col = int(get<1>(blk_coord_mnkl)) * int(size<1>(blk_shape_MNK));
-    typename Epi::Params const& p = params_.epi;
-    int const rows = min(Cfg::kTileRows, M - tile_row);
-    int const vectors = min(kTileN, N - tile_col) / kV;  // N is a multiple of 8
-    uint32_t const base = cute::cast_smem_ptr_to_uint(storage.e);
-#pragma unroll 4
-    for (int i = lane; i < Cfg::kTileRows * kEVectorsPerRow; i += 32) {
-      int const r = i / kEVectorsPerRow, v = i % kEVectorsPerRow;
-      if (r < rows && v < vectors) {
-        ElementOutput const* src = p.e + int64_t(tile_row + r) * p.lde + tile_col + v * kV;
-        uint32_t const dst = base + uint32_t(e_offset(r, v * kV)) * uint32_t(sizeof(ElementOutput));
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-#endif
-      }
-    }
-  }
-
  private:
   // One row of E and C (if read) across the tile's width, into L2: clipped to M and N (C and E rows
   // are 16-byte aligned and N is a multiple of 8, so a segment is a multiple of 16 bytes).
@@ -283,7 +230,7 @@ class FusedWarpEpilogue {
     int const bytes = min(kTileN, N - tile_col) * int(sizeof(typename Cfg::Element));
     if (row >= M || bytes <= 0) return;
     if (p.beta != 0.f) prefetch_l2(p.c + int64_t(row) * p.ldc + tile_col, bytes);
-    if constexpr (Cfg::kEOp != EOp::kNone && !kPreloadE) {
+    if constexpr (Cfg::kEOp != EOp::kNone) {
       if (p.e) prefetch_l2(p.e + int64_t(row) * p.lde + tile_col, bytes);
     }
   }
@@ -292,72 +239,8 @@ class FusedWarpEpilogue {
 };
 
 template <class Cfg>
-using AdaptedEpilogue =
+using DirectEpilogue =
     cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<FusedWarpEpilogue<Cfg>>;
-
-// FusedWarpEpilogue with E preloaded: the cooperative kernel's epilogue warp (idle for a
-// register-direct epilogue) copies each tile's E into shared memory as soon as the previous
-// tile's epilogue has read it, i.e. while the consumers run the tile's main loop; the consumers
-// wait for it (a one-stage cp.async pipeline) before their epilogue and release it after.
-template <class Cfg>
-class PreloadEpilogue : public AdaptedEpilogue<Cfg> {
-  using Base = AdaptedEpilogue<Cfg>;
-
- public:
-  using LoadPipeline = cutlass::PipelineAsync<1>;
-  using LoadPipelineState = cutlass::PipelineState<1>;
-  using PipelineStorage = typename LoadPipeline::SharedStorage;
-  using TensorStorage = typename Base::TensorStorage;
-  using StorePipeline = typename Base::StorePipeline;
-  using StorePipelineState = typename Base::StorePipelineState;
-
-  using Base::Base;
-  CUTLASS_HOST_DEVICE
-  PreloadEpilogue(typename Base::Params const& params, TensorStorage& storage) : Base(params, storage) {}
-
-  CUTLASS_DEVICE bool is_producer_load_needed() const { return true; }
-
-  template <class ProblemShapeMNKL, class CtaTileMNK, class CtaCoordMNKL, class TiledMma>
-  CUTLASS_DEVICE auto load(LoadPipeline pipeline, LoadPipelineState state, ProblemShapeMNKL problem_shape_mnkl,
-                           CtaTileMNK cta_tile_mnk, CtaCoordMNKL cta_coord_mnkl, TiledMma, int lane,
-                           TensorStorage& storage, int = -1) {
-    pipeline.producer_acquire(state);
-    this->preload_e(problem_shape_mnkl, cta_tile_mnk, cta_coord_mnkl, lane, storage);
-    // Each lane's arrival completes when its copies have landed (cp.async.mbarrier.arrive).
-    pipeline.producer_commit(state, cutlass::arch::cpasync_barrier_arrive);
-    ++state;
-    return state;
-  }
-
-  CUTLASS_DEVICE auto load_tail(LoadPipeline pipeline, LoadPipelineState state) {
-    pipeline.producer_tail(state);
-    return state;
-  }
-
-  template <class ProblemShapeMNKL, class CtaTileMNK, class CtaCoordMNKL, class AccEngine, class AccLayout,
-            class TiledMma>
-  CUTLASS_DEVICE auto store(LoadPipeline pipeline, LoadPipelineState load_state, StorePipeline,
-                            StorePipelineState store_state, ProblemShapeMNKL problem_shape_mnkl,
-                            CtaTileMNK cta_tile_mnk, CtaCoordMNKL cta_coord_mnkl,
-                            cute::Tensor<AccEngine, AccLayout> accumulators, TiledMma tiled_mma, int thread_idx,
-                            TensorStorage& storage, int = -1) {
-    pipeline.consumer_wait(load_state);
-    (*this)(problem_shape_mnkl, cta_tile_mnk, cta_coord_mnkl, accumulators, tiled_mma, cute::make_tuple(0, 0, 0),
-            thread_idx, reinterpret_cast<char*>(&storage));
-    pipeline.consumer_release(load_state);
-    ++load_state;
-    return cute::make_tuple(load_state, store_state);
-  }
-
-  CUTLASS_DEVICE auto store_tail(LoadPipeline, LoadPipelineState load_state, StorePipeline,
-                                 StorePipelineState store_state) {
-    return cute::make_tuple(load_state, store_state);
-  }
-};
-
-template <class Cfg>
-using DirectEpilogue = typename cutlass::platform::conditional<FusedWarpEpilogue<Cfg>::kPreloadE,
-                                                               PreloadEpilogue<Cfg>, AdaptedEpilogue<Cfg>>::type;
 
 }  // namespace sm90
 }  // namespace cks
