@@ -6,7 +6,11 @@
 #            (poisoned first), bits compared across runs and builds
 #   r19      round 19 (benchmarks/explore_sm90_r19.yaml, build/r19): the squares' tile (128x256 against
 #            256x128, a 32-deep K tile), chain and main loop alone, twice; outputs checked against float64
+#   r20      round 20 (benchmarks/explore_sm90_r20.yaml, build/r20/{s1,s2,s4,s8,rn}): the 128x256 c1x2 tile
+#            with the scheduler's swizzle 1, 2, 4, 8 and raster along N, in turn, twice
 #   ncu18    ncu on 4096^3's 256x128 c2x1 kernel from both builds
+#   ncu19    ncu on 4096^3's chain: the 256x128 c2x1 and 128x256 c1x2 tiles, with and without the epilogue
+#   mat      torch.compile max-autotune column on the suite, f16
 #   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
 #   rest     the rest of the GPU suite
 #   bench    the suite's bench, chain op, f16 and bf16 (COMPILE=1: with the torch.compile column)
@@ -25,6 +29,10 @@ for phase in "$@"; do
          ab r19p explore90r19_plain_f16 . "${RUNS:-a b}" r19 4096,4096,4096 4096,4096,14336 4000,4104,1000 6144,6144,6144
          python3 benchmarks/r8_table.py "$out"/r19_*.json "$out"/r19p_*.json > "$out/r19_table.txt"
          cat "$out/r19_table.txt" ;;
+    r20) ab r20 explore90r20_chain_f16 . "${RUNS:-a b}" "r20/s1 r20/s2 r20/s4 r20/s8 r20/rn" 4096,4096,14336 \
+           4096,4096,4096 6144,6144,6144 8192,8192,4096 8192,8192,512
+         python3 benchmarks/r8_table.py "$out"/r20_*.json > "$out/r20_table.txt"
+         cat "$out/r20_table.txt" ;;
     ncu18) for b in ${R18:-r18/glob r18/pre}; do
              CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
                --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
@@ -34,6 +42,19 @@ for phase in "$@"; do
              echo "== $b rc=$?"
              grep -E "Duration|Issue Slots Busy|Warp Cycles Per Issued|smsp__inst|dram__bytes|Stall Long" "$out/ncu18_${b##*/}.txt" | cut -c1-120
            done ;;
+    ncu19) for v in chain:t256x128x64_c2x1 chain:t128x256x64_c1x2 plain:t256x128x64_c2x1 plain:t128x256x64_c1x2; do
+             op=${v%%:*} t=${v##*:}
+             CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
+               --launch-count 1 --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
+               --metrics smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio \
+               python3 benchmarks/profile_shape.py build/r19 4096 4096 4096 explore90r19_${op}_f16 \
+               explore90r19_${op}_f16_serial_sm90_${t}_coop_sauto_a8 1 > "$out/ncu19_${op}_$t.txt" 2>&1
+             echo "== $op $t rc=$?"
+             grep -E "Duration|Warp Cycles Per Issued|smsp__inst|dram__bytes|stalled|L2 Hit|DRAM Throughput" "$out/ncu19_${op}_$t.txt" | cut -c1-120
+           done ;;
+    mat) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
+           --max-autotune --repeat 1 --json "$out/bench_mat.json" > "$out/bench_mat.txt" 2>&1
+         tail -12 "$out/bench_mat.txt" ;;
     ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
     rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
     bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
