@@ -8,6 +8,8 @@
 #            256x128, a 32-deep K tile), chain and main loop alone, twice; outputs checked against float64
 #   r20      round 20 (benchmarks/explore_sm90_r20.yaml, build/r20/{s1,s2,s4,s8,rn}): the 128x256 c1x2 tile
 #            with the scheduler's swizzle 1, 2, 4, 8 and raster along N, in turn, twice
+#   r21      round 21 (benchmarks/explore_sm90_r21.yaml, build/r21): 128x256 and 256x128 partial GEMMs against
+#            the shipped 128x128 c1x2 on skinny shapes, twice
 #   ncu18    ncu on 4096^3's 256x128 c2x1 kernel from both builds
 #   ncu19    ncu on 4096^3's chain: the 256x128 c2x1 and 128x256 c1x2 tiles, with and without the epilogue
 #   mat      torch.compile max-autotune column on the suite, f16
@@ -33,6 +35,10 @@ for phase in "$@"; do
            4096,4096,4096 6144,6144,6144 8192,8192,4096 8192,8192,512
          python3 benchmarks/r8_table.py "$out"/r20_*.json > "$out/r20_table.txt"
          cat "$out/r20_table.txt" ;;
+    r21) ab r21 explore90r21_chain_f16 . "${RUNS:-a b}" r21 512,512,32768 1024,1024,16384 768,1024,8192 \
+           1000,1024,12000 640,640,20480 128,8192,8192 2048,2048,8192 1024,4096,4096
+         python3 benchmarks/r8_table.py "$out"/r21_*.json > "$out/r21_table.txt"
+         cat "$out/r21_table.txt" ;;
     ncu18) for b in ${R18:-r18/glob r18/pre}; do
              CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
                --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
