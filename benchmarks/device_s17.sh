@@ -10,6 +10,8 @@
 #            with the scheduler's swizzle 1, 2, 4, 8 and raster along N, in turn, twice
 #   r21      round 21 (benchmarks/explore_sm90_r21.yaml, build/r21): 128x256 and 256x128 partial GEMMs against
 #            the shipped 128x128 c1x2 on skinny shapes, twice
+#   r22      round 22 (benchmarks/explore_sm90_r22.yaml, build/r22): the tile swap on the linear, GELU (bf16)
+#            and QKV epilogues, twice; outputs checked against float64
 #   ncu18    ncu on 4096^3's 256x128 c2x1 kernel from both builds
 #   ncu19    ncu on 4096^3's chain: the 256x128 c2x1 and 128x256 c1x2 tiles, with and without the epilogue
 #   mat      torch.compile max-autotune column on the suite, f16
@@ -39,6 +41,11 @@ for phase in "$@"; do
            1000,1024,12000 640,640,20480 128,8192,8192 2048,2048,8192 1024,4096,4096
          python3 benchmarks/r8_table.py "$out"/r21_*.json > "$out/r21_table.txt"
          cat "$out/r21_table.txt" ;;
+    r22) ab r22l explore90r22_linear_f16 . "${RUNS:-a b}" r22 4096,4096,4096 4096,4096,14336 8192,8192,1024
+         ab r22g explore90r22_gelu_bf16 . "${RUNS:-a b}" r22 4096,4096,4096 8192,8192,1024
+         ab r22q explore90r22_qkv_f16 . "${RUNS:-a b}" r22 4096,12288,4096 2048,6144,2048
+         python3 benchmarks/r8_table.py "$out"/r22*_*.json > "$out/r22_table.txt"
+         cat "$out/r22_table.txt" ;;
     ncu18) for b in ${R18:-r18/glob r18/pre}; do
              CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
                --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \

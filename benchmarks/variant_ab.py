@@ -72,7 +72,7 @@ def main(argv=None) -> int:
                 err = None
                 if ref is not None:
                     err = relative_error(out, ref)
-                digest = hashlib.sha1(out.cpu().numpy().tobytes()).hexdigest()[:12]
+                digest = hashlib.sha1(out.cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()[:12]  # bf16: no numpy dtype
                 t = bench(lambda: op(a, b, out=out, split_k=split, variant=v.name, **kw))
                 tg = graph_time(lambda: op(a, b, out=out, split_k=split, variant=v.name, **kw))
                 ok = "" if err is None or (math.isfinite(err) and err < 1e-2) else "  WRONG"
