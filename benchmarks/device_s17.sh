@@ -12,6 +12,8 @@
 #            the shipped 128x128 c1x2 on skinny shapes, twice
 #   r22      round 22 (benchmarks/explore_sm90_r22.yaml, build/r22): the tile swap on the linear, GELU (bf16)
 #            and QKV epilogues, twice; outputs checked against float64
+#   r23      round 23 (benchmarks/explore_sm90_r23.yaml, build/r23/{p1,p0}): the epilogue's L2 prefetch of E on
+#            and off on the 128x256 tile, in turn, twice
 #   ncu18    ncu on 4096^3's 256x128 c2x1 kernel from both builds
 #   ncu19    ncu on 4096^3's chain: the 256x128 c2x1 and 128x256 c1x2 tiles, with and without the epilogue
 #   mat      torch.compile max-autotune column on the suite, f16
@@ -46,6 +48,10 @@ for phase in "$@"; do
          ab r22q explore90r22_qkv_f16 . "${RUNS:-a b}" r22 4096,12288,4096 2048,6144,2048
          python3 benchmarks/r8_table.py "$out"/r22*_*.json > "$out/r22_table.txt"
          cat "$out/r22_table.txt" ;;
+    r23) ab r23 explore90r23_chain_f16 . "${RUNS:-a b}" "r23/p1 r23/p0" 4096,4096,4096 4096,4096,14336 8192,8192,512 \
+           4096,4096,1024 2048,8192,2048 4000,4104,1000
+         python3 benchmarks/r8_table.py "$out"/r23_*.json > "$out/r23_table.txt"
+         cat "$out/r23_table.txt" ;;
     ncu18) for b in ${R18:-r18/glob r18/pre}; do
              CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
                --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
