@@ -14,6 +14,8 @@
 #            and QKV epilogues, twice; outputs checked against float64
 #   r23      round 23 (benchmarks/explore_sm90_r23.yaml, build/r23/{p1,p0}): the epilogue's L2 prefetch of E on
 #            and off on the 128x256 tile, in turn, twice
+#   r24      round 24 (benchmarks/explore_sm90_r24.yaml, build/r24): the 128x256 c1x2 tile at serial 1, 2 and
+#            stream-K on the squares, twice
 #   ncu18    ncu on 4096^3's 256x128 c2x1 kernel from both builds
 #   ncu19    ncu on 4096^3's chain: the 256x128 c2x1 and 128x256 c1x2 tiles, with and without the epilogue
 #   mat      torch.compile max-autotune column on the suite, f16
@@ -52,6 +54,10 @@ for phase in "$@"; do
            4096,4096,1024 2048,8192,2048 4000,4104,1000
          python3 benchmarks/r8_table.py "$out"/r23_*.json > "$out/r23_table.txt"
          cat "$out/r23_table.txt" ;;
+    r24) ab r24 explore90r24_chain_f16 . "${RUNS:-a b}" r24 4096,4096,4096 4096,4096,14336 6144,6144,6144 \
+           4000,4104,1000 8192,8192,512 2048,8192,2048
+         python3 benchmarks/r8_table.py "$out"/r24_*.json > "$out/r24_table.txt"
+         cat "$out/r24_table.txt" ;;
     ncu18) for b in ${R18:-r18/glob r18/pre}; do
              CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
                --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
