@@ -22,6 +22,7 @@
 #   ops      the GPU op tests (every variant x split x mode against float64) and hostile inputs
 #   rest     the rest of the GPU suite
 #   bench    the suite's bench, chain op, f16 and bf16 (COMPILE=1: with the torch.compile column)
+#   benchx   the same, f16, on benchmarks/extra_shapes.yaml, every candidate swept
 #   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried)
 source benchmarks/device_lib.sh  # the run's setup, ab
 out=/tmp/s17; mkdir -p "$out"
@@ -86,6 +87,10 @@ for phase in "$@"; do
              $([ -n "${COMPILE:-}" ] || echo --no-compile) --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
              --plot "$out/bench_suite.png" > "$out/bench_suite.txt" 2>&1
            tail -22 "$out/bench_suite.txt" ;;
+    benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
+              --shapes benchmarks/extra_shapes.yaml --no-compile --repeat 1 --sweep --json "$out/bench_extra.json" \
+              > "$out/bench_extra.txt" 2>&1
+            tail -16 "$out/bench_extra.txt" ;;
     fuzz) SEED=${SEED:-20261127} CONFIGS=${CONFIGS:-8} PROBLEMS=${PROBLEMS:-100} OUT=$out/f1 bash benchmarks/device_fuzz.sh | tail -30 ;;
   esac
   echo "== $phase done at ${SECONDS}s"
