@@ -47,7 +47,11 @@ boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, the r
 the matrix's edge (``tiles_m * tm - m`` and ``tiles_n * tn - n``, zero-filled by the TMA unit) at
 only ``SM90_OOB_BYTES_PER_S``: a 64-row tile at M = 16 spends most of its time filling zeros
 (session 11: 64x32x128 at split 1 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336),
-which ``t_mem`` takes as its floor per wave. A variant is a candidate only where it runs: sm90
+which ``t_mem`` takes as its floor per wave. Waves count CTA slots the way CUTLASS's tile
+schedulers hand them out: the tile grid rounded up to whole clusters (``ceil(tiles_m / cm) * cm``
+by ``ceil(tiles_n / cn) * cn``), whose padding tiles run a main loop over zero-filled boxes, in
+every K partition; on 640 x 640 x 20480 the 128x128 tile in a 1x2 cluster has 5 x 6 slots, so
+split 5 (150 CTAs) takes two waves and measured 60.3 µs against split 4's 49.5 (session 17). A variant is a candidate only where it runs: sm90
 variants (sm_90a cubins) on compute capability 9.0, sm80 variants where one of their cubins does
 (same major version, minor at least the target's).
 
@@ -199,6 +203,9 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     mode, sms, bw = v.mode, dev.sm_count, dev.bandwidth
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
     tiles = tiles_m * tiles_n
+    # CUTLASS's tile schedulers round the tile grid up to whole clusters: the padding tiles take CTA
+    # slots (and a main loop over zero-filled boxes) in every wave and every K partition
+    padded_tiles = -(-tiles_m // cm) * cm * (-(-tiles_n // cn) * cn)
     oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n)  # the last tiles' rows and columns past the edge
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
@@ -229,17 +236,17 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         else:
             parts = split if split < k_tiles else k_tiles
             k_len = -(-k // parts)
-        units = tiles * parts
+        work, units = tiles * parts, padded_tiles * parts
         # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
-        streamed = (units if units < sms else sms) * cta_stream / bw
+        streamed = (work if work < sms else sms) * cta_stream / bw
         t_mem = mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6
-        t_l2 = units * cta_bytes_per_k * k_len / l2_bw * 1e6
+        t_l2 = work * cta_bytes_per_k * k_len / l2_bw * 1e6
         if t_l2 > t_mem:
             t_mem = t_l2
         if stream_k:
             waves = 1
-            t_compute = flops_per_k * tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
-            t_box = box_s_per_k * (tiles * k / sms) * 1e6
+            t_compute = flops_per_k * padded_tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
+            t_box = box_s_per_k * (padded_tiles * k / sms) * 1e6
         else:
             waves = -(-units // sms)
             t_compute = waves * (flops_per_k * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)

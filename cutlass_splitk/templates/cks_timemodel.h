@@ -84,6 +84,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const bw = c.bandwidth;
   int64_t const tiles_m = cdiv(m, tm), tiles_n = cdiv(n, tn);
   int64_t const tiles = tiles_m * tiles_n;
+  int64_t const padded_tiles = cdiv(tiles_m, cm) * cm * (cdiv(tiles_n, cn) * cn);  // whole clusters (timemodel.py)
   int64_t const oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n);
   double const box_s_per_k =
       (double(tm + tn - oob_rows) / c.sm90_box_bytes_per_s + double(oob_rows) / c.sm90_oob_bytes_per_s) * 2.0;
@@ -120,15 +121,15 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       parts = split < k_tiles ? split : k_tiles;
       k_len = cdiv(k, parts);
     }
-    int64_t const units = tiles * parts;
-    double const streamed = double(units < sms ? units : sms) * cta_stream / bw;
+    int64_t const work = tiles * parts, units = padded_tiles * parts;
+    double const streamed = double(work < sms ? work : sms) * cta_stream / bw;
     double t_mem = streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6;
-    double const t_l2 = double(units) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
+    double const t_l2 = double(work) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
     if (t_l2 > t_mem) t_mem = t_l2;
     double t_compute, t_box;
     if (stream_k) {
-      t_compute = flops_per_k * double(tiles) * double(k) / (double(sms) * rate) * 1e6 + c.sm90_wave_overhead_us;
-      t_box = box_s_per_k * (double(tiles * k) / double(sms)) * 1e6;
+      t_compute = flops_per_k * double(padded_tiles) * double(k) / (double(sms) * rate) * 1e6 + c.sm90_wave_overhead_us;
+      t_box = box_s_per_k * (double(padded_tiles * k) / double(sms)) * 1e6;
     } else {
       int64_t const waves = cdiv(units, sms);
       t_compute = double(waves) * (flops_per_k * double(k_len) / rate * 1e6 + c.sm90_wave_overhead_us);
