@@ -1,8 +1,8 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one
 problem and device. dispatch.py evaluates it for every candidate and picks the smallest, on
 the first call of every new problem: it is written for host time (each variant's splits in one
-pass, the ``detail`` text formatted only when read). It needs only the problem, the device's SM count and memory bandwidth, and each variant's tile,
-so it runs on the CPU with fake device properties (see tests/test_dispatch.py).
+pass, the ``detail`` text formatted only when read). It needs only the problem, the device's SM
+count and bandwidth, and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
 (``templates/cks_timemodel.h``, exported as ``cks_rank_v2``; dispatch.NativeRanking passes it this
@@ -22,13 +22,11 @@ Model (all times in microseconds):
   per-SM mma.sync rate, scaled by a tile efficiency ``(tm * tn / 128^2) ** 0.1`` (capped at
   1.12) and shared by the CTAs resident on an SM, plus 4 µs per wave (pipeline fill and the
   CTA's epilogue). ``t_main = max(memory, compute)``.
-* Serial split-K adds the fix-up chain: each tile's partitions finish their main loops at
-  about the same time, then run their epilogues one after another through the semaphore
-  (wait, read the partial back, write it) -> cost ``(parts - 1) * (1.5 + tm * tn * 7.3e-4)``
-  µs, fitted to H100 measurements (~13.5 µs per step for a 128x128 tile).
-* Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written
-  and read back at DRAM bandwidth (the writes overlap the GEMM's main loop), plus 0.5 µs
-  (the reduction's launch overlaps the GEMM's tail through programmatic dependent launch).
+* Serial split-K adds the fix-up chain: a tile's partitions finish their main loops together, then
+  run their epilogues one after another through the semaphore -> ``(parts - 1) * (1.5 + tm * tn *
+  7.3e-4)`` µs, fitted on the H100 (~13.5 µs per step for a 128x128 tile).
+* Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written and read
+  back at DRAM bandwidth, plus 0.5 µs (its launch overlaps the GEMM's tail: PDL).
 * Each launch costs ~3 µs of fixed latency.
 
 sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM
@@ -47,23 +45,19 @@ boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, the r
 the matrix's edge (``tiles_m * tm - m`` and ``tiles_n * tn - n``, zero-filled by the TMA unit) at
 only ``SM90_OOB_BYTES_PER_S``: a 64-row tile at M = 16 spends most of its time filling zeros
 (session 11: 64x32x128 at split 1 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336),
-which ``t_mem`` takes as its floor per wave. Waves count CTA slots the way CUTLASS's tile
-schedulers hand them out: the tile grid rounded up to whole clusters (``ceil(tiles_m / cm) * cm``
-by ``ceil(tiles_n / cn) * cn``), whose padding tiles run a main loop over zero-filled boxes, in
-every K partition; on 640 x 640 x 20480 the 128x128 tile in a 1x2 cluster has 5 x 6 slots, so
-split 5 (150 CTAs) takes two waves and measured 60.3 µs against split 4's 49.5 (session 17). A variant is a candidate only where it runs: sm90
-variants (sm_90a cubins) on compute capability 9.0, sm80 variants where one of their cubins does
-(same major version, minor at least the target's).
+which ``t_mem`` takes as its floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the
+tile grid rounded up to whole clusters, padding tiles included (session 17: 5 x 5 tiles in 1x2 clusters
+run as 5 x 6, so split 5 is two waves). A variant is a candidate only where it runs: sm90 variants
+(sm_90a cubins) on compute capability 9.0, sm80 variants where one of their cubins does (same major
+version, minor at least the target's).
 
 The sm80 constants were refitted on an H100 sweep of every (variant, split) of the sm80 tiles
 (``benchmarks/fit_model.py --backend sm80`` over ``benchmarks/explore_h100.json``): the pick
 is within 5 % of the best candidate on every suite shape. The sm90 constants were fitted on
 sweeps of the shipped sm90 grid (``--backend sm90`` over ``benchmarks/sweep_default_*_h100.json``:
 the bench suite in f16 and bf16 and twelve other skinny shapes): the pick is within 10 % of
-the best candidate on all 28 of those shapes (worst 1.096, mean 1.011), and on session 6's
-fresh sweeps of the same 28 shapes 27 within 10 % and proj_m96 at 1.10 (BENCHMARKS.md). Session
-11 added the TMA box rates (from round 7 and session 10's ncu; round 7's worst 1.28 -> 1.06) and
-refit the stream rate and wave overhead on all recorded sweeps: only proj_m96's pick changes.
+the best candidate on all 28 of those shapes (worst 1.096, mean 1.011; BENCHMARKS.md). Session 11
+added the TMA box rates (round 7's worst 1.28 -> 1.06) and refit the stream rate and wave overhead.
 """
 
 from __future__ import annotations
@@ -203,8 +197,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     mode, sms, bw = v.mode, dev.sm_count, dev.bandwidth
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
     tiles = tiles_m * tiles_n
-    # CUTLASS's tile schedulers round the tile grid up to whole clusters: the padding tiles take CTA
-    # slots (and a main loop over zero-filled boxes) in every wave and every K partition
+    # CUTLASS's schedulers round the tile grid up to whole clusters: padding tiles take CTA slots too
     padded_tiles = -(-tiles_m // cm) * cm * (-(-tiles_n // cn) * cn)
     oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n)  # the last tiles' rows and columns past the edge
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
