@@ -206,44 +206,51 @@ def _documented_prediction_sm90(v, m, n, k, split, dev):
     tiles = -(-m // tm) * -(-n // tn)
     rate = timemodel.SM90_FLOPS_PER_SM * min(1.0, (tm * tn / 16384) ** timemodel.SM90_EFF_EXPONENT)
     launches = 1
+    slices = []  # (partitions, K length) of each launch, one after another
     if v.mode is SplitMode.PARALLEL:
         unit = 64 if k % 64 == 0 else 8
         length = -(-(-(-k // split)) // unit) * unit
-        parts, k_len = k // length + (k % length > 0), length
+        parts = k // length + (k % length > 0)
+        full, rem = k // length, k % length
+        slices = [(full, length), (1, rem)] if full and rem else [(parts, length)]
         launches += k % length > 0
     elif v.mode is SplitMode.SERIAL:
         parts = max(1, min(split, -(-k // tk)))
-        k_len = -(-k // parts)
+        slices = [(parts, -(-k // parts))]
     else:
-        parts, k_len = 1, k
-    units = tiles * parts
+        parts, slices = 1, [(1, k)]
     cm, cn = v.params.cluster[::-1] if v.params.swap_ab else v.params.cluster
     # CUTLASS's schedulers launch whole clusters: the tile grid rounded up to multiples of the cluster
     padded = -(-(-(-m // tm)) // cm) * cm * (-(-(-(-n // tn)) // cn) * cn)
     b_reads = -(-m // tm) if v.params.swap_ab else 1  # a swapped kernel streams B once per tile along M
     depth = 128 if tk == 64 and k % 128 == 0 else tk  # the 256-byte L2 promotion of 64-deep tiles
-    streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (depth / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
-    bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
-    t_mem = max(2.0 * (m * k + k * n * b_reads) / bw,
-                units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth)) * 1e6
     # one CTA's TMA boxes: in-bounds rows at the box rate, rows past the edge at the zero-fill rate
     outside = -(-m // tm) * tm - m + -(-n // tn) * tn - n
     per_k = 2.0 * ((tm + tn - outside) / timemodel.SM90_BOX_BYTES_PER_S + outside / timemodel.SM90_OOB_BYTES_PER_S)
-    cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else -(-(padded * parts) // dev.sm_count) * k_len
-    t_mem = max(t_mem, per_k * cta_k * 1e6)
-    if v.mode is SplitMode.STREAM_K:
-        t_compute = 2.0 * padded * tm * tn * k / (dev.sm_count * rate) * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US
-    else:
-        t_compute = -(-(padded * parts) // dev.sm_count) * (2.0 * tm * tn * k_len / rate * 1e6
-                                                             + timemodel.SM90_WAVE_OVERHEAD_US)
-    total = 3.0 * launches + max(t_mem, t_compute)
+    main = 0.0
+    for p, k_len in slices:
+        units = tiles * p
+        streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (depth / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
+        bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
+        share = p * k_len / k if len(slices) > 1 else 1.0  # of the operands this launch reads
+        t_mem = max(2.0 * (m * k + k * n * b_reads) / bw * share * 1e6,
+                    units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth) * 1e6)
+        cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else -(-(padded * p) // dev.sm_count) * k_len
+        t_mem = max(t_mem, per_k * cta_k * 1e6)
+        if v.mode is SplitMode.STREAM_K:
+            t_compute = 2.0 * padded * tm * tn * k / (dev.sm_count * rate) * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US
+        else:
+            t_compute = -(-(padded * p) // dev.sm_count) * (2.0 * tm * tn * k_len / rate * 1e6
+                                                            + timemodel.SM90_WAVE_OVERHEAD_US)
+        main += max(t_mem, t_compute)
+    total = 3.0 * launches + main
     if v.mode is SplitMode.PARALLEL:
         return parts, total + 0.5 + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
     steps = parts - 1
     total += steps * (timemodel.SM90_FIXUP_LATENCY_US + tm * tn * timemodel.SM90_FIXUP_US_PER_ELEMENT)
     total += timemodel.SM90_MEMSET_US if steps else 0.0
     if v.mode is SplitMode.STREAM_K:
-        total += timemodel.SM90_STREAMK_US + timemodel.SM90_STREAMK_FRACTION * max(t_mem, t_compute)
+        total += timemodel.SM90_STREAMK_US + timemodel.SM90_STREAMK_FRACTION * main
     return parts, total + -(-tiles // dev.sm_count) * tm * tn * timemodel.SM90_EPILOGUE_US_PER_ELEMENT
 
 

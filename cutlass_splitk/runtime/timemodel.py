@@ -11,17 +11,14 @@ order of operations; tests/test_timemodel_c.py compares the two bit for bit and 
 
 Model (all times in microseconds):
 
-* K partitioning follows CUTLASS: ``gemm_k_size = round_up(ceil(K / split), 64)`` (64 =
-  one 128-byte cache line of 16-bit elements); ``parts = ceil(K / gemm_k_size)``.
-* Grid: ``ctas = tiles_m * tiles_n * parts``; ``slots = SMs * occupancy`` (occupancy from
-  shared memory, at most 2 CTAs per SM for these 128-thread, ~230-register kernels);
-  ``waves = ceil(ctas / slots)``. A half-empty last wave costs as much as a full one.
-* Memory: the operands cross DRAM at least once (``2 (MK + KN)`` bytes at DRAM bandwidth);
-  the CTAs' own loads, ``ctas * (tm + tn) * gemm_k_size * 2`` bytes, are served by L2 at
-  ~3x DRAM bandwidth. Compute: per wave, ``2 * tm * tn * gemm_k_size`` flops per CTA at the
-  per-SM mma.sync rate, scaled by a tile efficiency ``(tm * tn / 128^2) ** 0.1`` (capped at
-  1.12) and shared by the CTAs resident on an SM, plus 4 µs per wave (pipeline fill and the
-  CTA's epilogue). ``t_main = max(memory, compute)``.
+* K partitioning follows CUTLASS: ``gemm_k_size = round_up(ceil(K / split), 64)``; ``parts =
+  ceil(K / gemm_k_size)``. Grid: ``ctas = tiles_m * tiles_n * parts``; ``slots = SMs * occupancy``
+  (from shared memory, at most 2 per SM); ``waves = ceil(ctas / slots)``, a half-empty one as full.
+* Memory: the operands cross DRAM at least once (``2 (MK + KN)`` bytes); the CTAs' own loads,
+  ``ctas * (tm + tn) * gemm_k_size * 2`` bytes, are served by L2 at ~3x DRAM bandwidth. Compute:
+  per wave, ``2 * tm * tn * gemm_k_size`` flops per CTA at the per-SM mma.sync rate, scaled by
+  ``(tm * tn / 128^2) ** 0.1`` (capped at 1.12) and shared by an SM's resident CTAs, plus 4 µs per
+  wave (pipeline fill, epilogue). ``t_main = max(memory, compute)``.
 * Serial split-K adds the fix-up chain: a tile's partitions finish their main loops together, then
   run their epilogues one after another through the semaphore -> ``(parts - 1) * (1.5 + tm * tn *
   7.3e-4)`` µs, fitted on the H100 (~13.5 µs per step for a 128x128 tile).
@@ -29,27 +26,22 @@ Model (all times in microseconds):
   back at DRAM bandwidth, plus 0.5 µs (its launch overlaps the GEMM's tail: PDL).
 * Each launch costs ~3 µs of fixed latency.
 
-sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM
-and their own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)``
-(a remainder slice is one more launch) + the reduction; serial = ``split`` partitions per tile
-meeting in an f32 workspace in K order (a chain of ``parts - 1`` fix-ups, one memset launch);
-stream_k = every K iteration spread evenly over the SMs + one fix-up + a share of its main loop
-(``SM90_STREAMK_FRACTION``: stream-K's partial tiles, their workspace traffic and imbalance; the
-H100 sweeps measured it 3-15 % slower than the data-parallel kernel on the squares, where the
-model had predicted it 4 % faster); the in-kernel modes' epilogue is not overlapped with the main
-loop. What one CTA's TMA pipeline streams from DRAM scales with the depth of its K tile
-(``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT``: a stage of a 128-deep tile moves
-twice the bytes per round trip; a 64-deep tile with K a multiple of 128 (its 256-byte L2 promotion)
-as a 128-deep one), so few work units of a deep tile fill DRAM sooner. And one CTA streams its TMA
-boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, the rows of a box past
-the matrix's edge (``tiles_m * tm - m`` and ``tiles_n * tn - n``, zero-filled by the TMA unit) at
-only ``SM90_OOB_BYTES_PER_S``: a 64-row tile at M = 16 spends most of its time filling zeros
-(session 11: 64x32x128 at split 1 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336),
-which ``t_mem`` takes as its floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the
-tile grid rounded up to whole clusters, padding tiles included (session 17: 5 x 5 tiles in 1x2 clusters
-run as 5 x 6, so split 5 is two waves). A variant is a candidate only where it runs: sm90 variants
-(sm_90a cubins) on compute capability 9.0, sm80 variants where one of their cubins does (same major
-version, minor at least the target's).
+sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and
+their own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)`` (a remainder
+slice is a second launch, timed after the first) + the reduction; serial = ``split`` partitions per
+tile meeting in an f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k =
+every K iteration spread evenly over the SMs + one fix-up + ``SM90_STREAMK_FRACTION`` of its main
+loop (its partial tiles, workspace traffic and imbalance: 3-15 % on the H100's squares). The in-kernel
+modes' epilogue does not overlap the main loop. One CTA's TMA pipeline streams
+``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (a 64-deep tile with K a
+multiple of 128, promoted to 256-byte L2 fetches, as a 128-deep one), so few work units of a deep tile
+fill DRAM sooner; and its TMA boxes (``tm + tn`` rows of ``k_len``) at most at
+``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled) at only ``SM90_OOB_BYTES_PER_S``
+(session 11: 64x32x128 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336), which ``t_mem``
+takes as its floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the tile grid rounded
+up to whole clusters, padding tiles included (session 17: 5 x 5 tiles in 1x2 clusters run as 5 x 6,
+so split 5 is two waves). A variant is a candidate only where it runs: sm90 variants (sm_90a cubins)
+on compute capability 9.0, sm80 variants where one of their cubins does (same major, minor >= target).
 
 The sm80 constants were refitted on an H100 sweep of every (variant, split) of the sm80 tiles
 (``benchmarks/fit_model.py --backend sm80`` over ``benchmarks/explore_h100.json``): the pick
@@ -218,21 +210,11 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     kind = "reduce" if parallel else "fix-up + epilogue"
     mem_full = unique_bytes / (SM90_BW_FRACTION * bw) * 1e6  # DRAM time when the CTAs' streams fill it
     new, out = tuple.__new__, []
-    for split in splits:
-        launches = 1
-        if parallel:
-            k_len, full, rem = sm90_slices(k, split)
-            parts = full + (rem > 0)
-            launches += rem > 0
-        elif stream_k:  # the K iterations of every tile spread evenly over the SMs
-            parts, k_len = 1, k
-        else:
-            parts = split if split < k_tiles else k_tiles
-            k_len = -(-k // parts)
-        work, units = tiles * parts, padded_tiles * parts
+    def main_loop(work: int, units: int, k_len: int, share: float) -> Tuple[float, float, float, int]:
+        # one launch: ``work`` tiles x partitions (``units`` slots) over k_len of K, ``share`` of the operands
         # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
         streamed = (work if work < sms else sms) * cta_stream / bw
-        t_mem = mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6
+        t_mem = (mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6) * share
         t_l2 = work * cta_bytes_per_k * k_len / l2_bw * 1e6
         if t_l2 > t_mem:
             t_mem = t_l2
@@ -246,7 +228,25 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             t_box = waves * box_s_per_k * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
         if t_box > t_mem:
             t_mem = t_box
-        t_main = t_mem if t_mem > t_compute else t_compute
+        return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
+
+    for split in splits:
+        launches, rem = 1, 0
+        if parallel:
+            k_len, full, rem = sm90_slices(k, split)
+            parts = full + (rem > 0)
+            launches += rem > 0
+        elif stream_k:  # the K iterations of every tile spread evenly over the SMs
+            parts, k_len = 1, k
+        else:
+            parts = split if split < k_tiles else k_tiles
+            k_len = -(-k // parts)
+        if rem and full:  # the remainder slice is a second launch of the partial GEMM, after the first
+            t_main, t_mem, t_compute, waves = main_loop(tiles * full, padded_tiles * full, k_len, full * k_len / k)
+            t_main += main_loop(tiles, padded_tiles, rem, rem / k)[0]
+        else:
+            t_main, t_mem, t_compute, waves = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0)
+        units = padded_tiles * parts
         if parallel:
             extra = reduce_fixed + parts * reduce_per_part
         else:

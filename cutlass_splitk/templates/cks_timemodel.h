@@ -104,26 +104,12 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const reduce_per_part = double(m * n) * 8.0 / (c.reduce_bw_fraction * bw) * 1e6;
   double const in_kernel = (stream_k ? c.sm90_streamk_us : 0.0) + epilogue;
   double const mem_full = unique_bytes / (c.sm90_bw_fraction * bw) * 1e6;
-  for (int s = 0; s < v.split_count; ++s) {
-    int64_t const split = splits[v.first_split + s];
-    if (only_split > 0 && split != only_split) continue;
-    int64_t launches = 1, parts, k_len;
-    if (parallel) {  // timemodel.sm90_slices
-      int64_t const unit = k % 64 == 0 ? 64 : 8;
-      k_len = cdiv(cdiv(k, split), unit) * unit;
-      int64_t const full = k / k_len, rem = k % k_len;
-      parts = full + (rem > 0);
-      launches += rem > 0;
-    } else if (stream_k) {
-      parts = 1;
-      k_len = k;
-    } else {
-      parts = split < k_tiles ? split : k_tiles;
-      k_len = cdiv(k, parts);
-    }
-    int64_t const work = tiles * parts, units = padded_tiles * parts;
+  // One launch: `work` tiles x partitions (`units` CTA slots with the clusters' padding) over
+  // k_len of K, reading `share` of the operands (timemodel._predict_sm90's main_loop).
+  auto main_loop = [&](int64_t work, int64_t units, int64_t k_len, double share, double& t_mem_out,
+                       double& t_compute_out) {
     double const streamed = double(work < sms ? work : sms) * cta_stream / bw;
-    double t_mem = streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6;
+    double t_mem = (streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6) * share;
     double const t_l2 = double(work) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
     if (t_l2 > t_mem) t_mem = t_l2;
     double t_compute, t_box;
@@ -136,7 +122,36 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       t_box = double(waves) * box_s_per_k * double(k_len) * 1e6;
     }
     if (t_box > t_mem) t_mem = t_box;
-    double const t_main = t_mem > t_compute ? t_mem : t_compute;
+    t_mem_out = t_mem;
+    t_compute_out = t_compute;
+    return t_mem > t_compute ? t_mem : t_compute;
+  };
+  for (int s = 0; s < v.split_count; ++s) {
+    int64_t const split = splits[v.first_split + s];
+    if (only_split > 0 && split != only_split) continue;
+    int64_t launches = 1, parts, k_len, full = 0, rem = 0;
+    if (parallel) {  // timemodel.sm90_slices
+      int64_t const unit = k % 64 == 0 ? 64 : 8;
+      k_len = cdiv(cdiv(k, split), unit) * unit;
+      full = k / k_len;
+      rem = k % k_len;
+      parts = full + (rem > 0);
+      launches += rem > 0;
+    } else if (stream_k) {
+      parts = 1;
+      k_len = k;
+    } else {
+      parts = split < k_tiles ? split : k_tiles;
+      k_len = cdiv(k, parts);
+    }
+    double t_mem, t_compute, t_main;
+    if (rem && full) {  // the remainder slice is a second launch of the partial GEMM, after the first
+      t_main = main_loop(tiles * full, padded_tiles * full, k_len, double(full * k_len) / double(k), t_mem, t_compute);
+      double unused_mem, unused_compute;
+      t_main += main_loop(tiles, padded_tiles, rem, double(rem) / double(k), unused_mem, unused_compute);
+    } else {
+      t_main = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0, t_mem, t_compute);
+    }
     double extra;
     if (parallel) {
       extra = reduce_fixed + double(parts) * reduce_per_part;
