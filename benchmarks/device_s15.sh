@@ -25,7 +25,7 @@
 #            column); with SWEEP=1 every (variant, split) swept too (heuristic / best)
 #   benchx   the same, f16, on benchmarks/extra_shapes.yaml (shapes the model was not fitted on),
 #            every candidate swept
-source benchmarks/device_lib.sh  # the run's setup, ab
+source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
 out=/tmp/s15; mkdir -p "$out"
 skinny=(16,4096,14336 64,4096,14336 128,8192,8192 256,256,65536 512,512,32768 1024,1024,16384 1,4096,4096
         96,3072,16384)
@@ -55,17 +55,9 @@ for phase in "$@"; do
            512,512,32768 1024,1024,16384 96,3072,16384 128,8192,8192 384,384,24576
          python3 benchmarks/r8_table.py "$out"/r15_*.json > "$out/r15_table.txt"
          cat "$out/r15_table.txt" ;;
-    ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
-    rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
     fuzz) SEED=20261125 CONFIGS=10 PROBLEMS=100 OUT=$out/f1 bash benchmarks/device_fuzz.sh | tail -30
           SEED=20261160 CONFIGS=10 PROBLEMS=100 OUT=$out/f2 bash benchmarks/device_fuzz.sh --only-config 7 | tail -12 ;;
-    bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
-             --no-compile --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" > "$out/bench_suite.txt" 2>&1
-           tail -22 "$out/bench_suite.txt" ;;
-    benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
-              --shapes benchmarks/extra_shapes.yaml --no-compile --repeat 1 --sweep --json "$out/bench_extra.json" \
-              > "$out/bench_extra.txt" 2>&1
-            tail -16 "$out/bench_extra.txt" ;;
+    ops|rest|bench|benchx) common_phase "$phase" ;;
   esac
   echo "== $phase done at ${SECONDS}s"
   tar czf "${OUT:-.}/s15.tgz" -C /tmp s15

@@ -21,7 +21,7 @@
 #            and with no epilogue (explore90r16_plain_f16): duration, instructions by pipe, stalls
 #   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried), seed 20261126: 8 configs
 #            of both backends whose epilogues draw GELU, GELU-tanh, SiLU and sigmoid, 100 problems each
-source benchmarks/device_lib.sh  # the run's setup, ab
+source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
 out=/tmp/s16; mkdir -p "$out"
 squares=(4096,4096,4096 4096,4096,14336 4000,4104,1000 8192,8192,512 4096,4096,1024)
 for phase in "$@"; do
@@ -33,16 +33,7 @@ for phase in "$@"; do
          ab r16k explore90r16_chain_f16 'parallel|t128x64' "a b" "${R16:-r16_old r16_v1 r16_v2}" 256,256,65536 128,8192,8192
          python3 benchmarks/r8_table.py "$out"/r16q_*.json "$out"/r16s_*.json "$out"/r16k_*.json > "$out/r16_table.txt"
          cat "$out/r16_table.txt" ;;
-    ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
-    rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
-    bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
-             $([ -n "${COMPILE:-}" ] || echo --no-compile) --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
-             --plot "$out/bench_suite.png" > "$out/bench_suite.txt" 2>&1
-           tail -22 "$out/bench_suite.txt" ;;
-    benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
-              --shapes benchmarks/extra_shapes.yaml --no-compile --repeat 1 --sweep --json "$out/bench_extra.json" \
-              > "$out/bench_extra.txt" 2>&1
-            tail -16 "$out/bench_extra.txt" ;;
+    ops|rest|bench|benchx) common_phase "$phase" ;;
     mat) shapes=(); for s in ${MAT_SHAPES:-}; do shapes+=(--shape "$s"); done
          python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
            --max-autotune --repeat 1 "${shapes[@]}" --json "$out/bench_mat.json" > "$out/bench_mat.txt" 2>&1

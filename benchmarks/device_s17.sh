@@ -24,7 +24,7 @@
 #   bench    the suite's bench, chain op, f16 and bf16 (COMPILE=1: with the torch.compile column)
 #   benchx   the same, f16, on benchmarks/extra_shapes.yaml, every candidate swept
 #   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried)
-source benchmarks/device_lib.sh  # the run's setup, ab
+source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
 out=/tmp/s17; mkdir -p "$out"
 squares=(4096,4096,4096 4096,4096,14336 4000,4104,1000 8192,8192,512 4096,4096,1024 2060,2560,200
          1024,1024,16384 1000,1032,3000)
@@ -81,16 +81,7 @@ for phase in "$@"; do
     mat) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
            --max-autotune --repeat 1 --json "$out/bench_mat.json" > "$out/bench_mat.txt" 2>&1
          tail -12 "$out/bench_mat.txt" ;;
-    ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
-    rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
-    bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
-             $([ -n "${COMPILE:-}" ] || echo --no-compile) --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
-             --plot "$out/bench_suite.png" > "$out/bench_suite.txt" 2>&1
-           tail -22 "$out/bench_suite.txt" ;;
-    benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
-              --shapes benchmarks/extra_shapes.yaml --no-compile --repeat 1 --sweep --json "$out/bench_extra.json" \
-              > "$out/bench_extra.txt" 2>&1
-            tail -16 "$out/bench_extra.txt" ;;
+    ops|rest|bench|benchx) common_phase "$phase" ;;
     fuzz) SEED=${SEED:-20261127} CONFIGS=${CONFIGS:-8} PROBLEMS=${PROBLEMS:-100} OUT=$out/f1 bash benchmarks/device_fuzz.sh | tail -30 ;;
   esac
   echo "== $phase done at ${SECONDS}s"
