@@ -1,8 +1,8 @@
 # Shared by the device scripts: sourcing it sets up the run (strict mode, the package and the
 # carried CUTLASS headers on the paths, $out = $OUT or device-logs, the clock, the GPU's name in
 # the log) and defines gpu_tests LOG PYTEST-ARGS..., which runs the GPU tests given, logs to
-# $out/LOG.log and prints the summary and the failures, and ab (below), variant_ab.py over
-# several builds in turn.
+# $out/LOG.log and prints the summary and the failures, ab (below), variant_ab.py over several
+# builds in turn, and common_phase (at the end), the phases every session's script shares.
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
 out=${OUT:-device-logs}; mkdir -p "$out"
