@@ -231,7 +231,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
 
     for split in splits:
-        launches, rem = 1, 0
+        launches, full, rem = 1, 0, 0
         if parallel:
             k_len, full, rem = sm90_slices(k, split)
             parts = full + (rem > 0)
