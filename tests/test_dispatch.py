@@ -391,3 +391,15 @@ def test_sm90_waves_count_whole_clusters():
     four, five = (timemodel.predict(v, 640, 640, 20480, s, DEVICE) for s in (4, 5))
     assert four.detail.startswith("120 work units, 1 wave(s)") and five.detail.startswith("150 work units, 2 wave(s)")
     assert four.predicted_us < five.predicted_us
+
+
+def test_sm90_remainder_slice_is_a_second_launch():
+    # 384 x 384 x 24576 on the same variant (3 x 3 tiles, launched as 3 x 4): split 10 cuts K into nine
+    # 2496-long slices and a 2112-long remainder, which runs as a second launch after the first; split 12
+    # is 144 CTAs, two waves. The H100 measured split 8 best (session 17: 30.0 us graph against 41.8 and
+    # 37.3); the model without either term ranked split 12, then split 10, first.
+    v = next(v for v in SHIPPED_SM90 if v.mode is SplitMode.PARALLEL and v.tile == (128, 128, 64)
+             and v.params.cluster == (1, 2))
+    assert timemodel.sm90_slices(24576, 10) == (2496, 9, 2112)
+    eight, ten, twelve = (timemodel.predict(v, 384, 384, 24576, s, DEVICE).predicted_us for s in (8, 10, 12))
+    assert eight < min(ten, twelve)
