@@ -106,8 +106,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const mem_full = unique_bytes / (c.sm90_bw_fraction * bw) * 1e6;
   // One launch: `work` tiles x partitions (`units` CTA slots with the clusters' padding) over
   // k_len of K, reading `share` of the operands (timemodel._predict_sm90's main_loop).
-  auto main_loop = [&](int64_t work, int64_t units, int64_t k_len, double share, double& t_mem_out,
-                       double& t_compute_out) {
+  auto main_loop = [&](int64_t work, int64_t units, int64_t k_len, double share) {
     double const streamed = double(work < sms ? work : sms) * cta_stream / bw;
     double t_mem = (streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6) * share;
     double const t_l2 = double(work) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
@@ -122,8 +121,6 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       t_box = double(waves) * box_s_per_k * double(k_len) * 1e6;
     }
     if (t_box > t_mem) t_mem = t_box;
-    t_mem_out = t_mem;
-    t_compute_out = t_compute;
     return t_mem > t_compute ? t_mem : t_compute;
   };
   for (int s = 0; s < v.split_count; ++s) {
@@ -144,13 +141,12 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       parts = split < k_tiles ? split : k_tiles;
       k_len = cdiv(k, parts);
     }
-    double t_mem, t_compute, t_main;
+    double t_main;
     if (rem && full) {  // the remainder slice is a second launch of the partial GEMM, after the first
-      t_main = main_loop(tiles * full, padded_tiles * full, k_len, double(full * k_len) / double(k), t_mem, t_compute);
-      double unused_mem, unused_compute;
-      t_main += main_loop(tiles, padded_tiles, rem, double(rem) / double(k), unused_mem, unused_compute);
+      t_main = main_loop(tiles * full, padded_tiles * full, k_len, double(full * k_len) / double(k));
+      t_main += main_loop(tiles, padded_tiles, rem, double(rem) / double(k));
     } else {
-      t_main = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0, t_mem, t_compute);
+      t_main = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0);
     }
     double extra;
     if (parallel) {
