@@ -300,7 +300,8 @@ def test_tma_l2_promotion(tmp_path):
     bf16 as UINT16, and a 128-deep K tile as the same 64-wide boxes as a 64-deep one: a rule written
     on the descriptor alone first never fired on the GPU, then fired on both (session 15). The
     64-deep K tiles of aligned problems get 256 bytes for A and B; K = 1000 rows, a base 128 bytes
-    off and the 128-deep tiles (the decode tiles, swapped or not) keep 128. Compiled by the real
+    off and the 128-deep tiles (the decode tiles, swapped or not) keep 128. The same probe reads the
+    L2 policy each main loop's parameters give its loads (sm90_mainloop.cuh's rule). Compiled by the real
     nvcc and run on the host, no GPU (tests/data/tma_promotion_probe.cu)."""
     import subprocess
     from pathlib import Path
@@ -331,4 +332,26 @@ def test_tma_l2_promotion(tmp_path):
         "pp_64x128x128_tn": "128 128",
         "pp_64x16x128_swap_tn": "128 128",
         "coop_128x128x64_nn": "256 256",
+        "coop_128x128x64_c2x1_m256": "256 256",
+        "coop_128x128x64_c2x1_m257": "256 256",
+        "pp_64x16x128_swap_m64": "128 128",
+        "pp_64x16x128_swap_m1_k4096": "128 128",
+        "pp_64x128x128_l2_unknown": "128 128",
+        "coop_256x128x64_m256_k65536": "256 256",
+        # the L2 policy of the main loop's loads (sm90_mainloop.cuh, round 26), "A B" of the kernel:
+        # EVICT_FIRST on the weight (the kernel's B, or its A when swapped) where one cluster of tile
+        # rows reads it and it is at least the L2's size
+        "hints_coop_128x128x64_tn_k65536": "normal normal",
+        "hints_coop_128x64x64_tn_bf16_k8192": "normal first",
+        "hints_coop_128x128x64_tn_k1000": "normal normal",
+        "hints_coop_128x128x64_tn_a_plus_128": "normal normal",
+        "hints_pp_64x128x128_tn": "normal first",
+        "hints_pp_64x16x128_swap_tn": "first normal",
+        "hints_coop_128x128x64_nn": "normal normal",
+        "hints_coop_128x128x64_c2x1_m256": "normal first",
+        "hints_coop_128x128x64_c2x1_m257": "normal normal",
+        "hints_pp_64x16x128_swap_m64": "normal normal",
+        "hints_pp_64x16x128_swap_m1_k4096": "normal normal",
+        "hints_pp_64x128x128_l2_unknown": "normal normal",
+        "hints_coop_256x128x64_m256_k65536": "normal first",
     }

@@ -6,7 +6,9 @@
 //   * the rest: the descriptors CUTLASS really encodes for sm90 main loops (cks::sm90::Mainloop of
 //     a GemmConfig, as the generated units instantiate it, inside the MainloopPromotion scope the
 //     kernels' launches use), recorded by a cuTensorMapEncodeTiled standing in for the driver's:
-//     "name A B", the promotion of the main loop's A and B descriptors.
+//     "name A B", the promotion of the main loop's A and B descriptors, and "hints_name A B", the
+//     L2 policy of their loads that set_l2_policy gives on a GPU with 50 MiB of L2 (an H100's) or
+//     the L2 given (sm90_mainloop.cuh).
 #define CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL 1
 #include <cuda.h>
 
@@ -71,6 +73,11 @@ extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapData
 
 namespace {
 
+char const* hint(cute::TMA::CacheHintSm90 h) {
+  using H = cute::TMA::CacheHintSm90;
+  return h == H::EVICT_FIRST ? "first" : h == H::EVICT_LAST ? "last" : h == H::EVICT_NORMAL ? "normal" : "other";
+}
+
 using cks::sm90::GemmConfig;
 using cks::sm90::Schedule;
 using cutlass::half_t;
@@ -80,7 +87,8 @@ using cutlass::bfloat16_t;
 // (tn) or row-major (nn) with leading dimension ldb), set up as sm90_gemm.cuh and
 // sm90_partial_impl.cuh do, for the kernel's own operand order.
 template <class Gemm>
-void show(char const* name, int m, int n, int k, int64_t lda, int64_t ldb, std::uintptr_t a, std::uintptr_t b) {
+void show(char const* name, int m, int n, int k, int64_t lda, int64_t ldb, std::uintptr_t a, std::uintptr_t b,
+          int64_t l2_bytes = int64_t(50) << 20) {
   using Loop = cks::sm90::Mainloop<Gemm, 0>;
   using Element = typename Gemm::Element;
   typename Loop::Arguments args{};
@@ -98,13 +106,18 @@ void show(char const* name, int m, int n, int k, int64_t lda, int64_t ldb, std::
     cute::get<Gemm::kBColumnMajor ? 0 : 1>(args.dB) = ldb;
   }
   promotions.clear();
+  typename Loop::Params params;
   {
     cks::sm90::MainloopPromotion<Gemm> promotion;  // as the kernels' launches do
-    (void)Loop::to_underlying_arguments(problem, args, nullptr);
+    params = Loop::to_underlying_arguments(problem, args, nullptr);
   }
+  if (params.hint_a != cute::TMA::CacheHintSm90::EVICT_NORMAL || params.hint_b != cute::TMA::CacheHintSm90::EVICT_NORMAL)
+    std::printf("to_underlying_arguments_%s set a policy\n", name);
+  Loop::set_l2_policy(params, cute::get<0>(problem), cute::get<1>(problem), int64_t(k) * n * sizeof(Element),
+                      l2_bytes);
   std::printf("%s", name);
   for (int p : promotions) std::printf(" %d", p);
-  std::printf("\n");
+  std::printf("\nhints_%s %s %s\n", name, hint(params.hint_a), hint(params.hint_b));
 }
 
 }  // namespace
@@ -130,5 +143,21 @@ int main() {
   // nn: B row-major (N contiguous), its boxes run along N.
   show<GemmConfig<half_t, false, 128, 128, 64, 1, 1, Schedule::kCooperative, 0>>(
       "coop_128x128x64_nn", 512, 512, 32768, 32768, 512, a, b);
+  // The weight's policy at the rule's edges: two tile rows in a 2x1 cluster (B multicast: read
+  // once), and the swapped tile with M = 64 (four tile columns of 16 read the same weight tile).
+  show<GemmConfig<half_t, true, 128, 128, 64, 2, 1, Schedule::kCooperative, 0>>(
+      "coop_128x128x64_c2x1_m256", 256, 4096, 8192, 8192, 8192, a, b);
+  show<GemmConfig<half_t, true, 128, 128, 64, 2, 1, Schedule::kCooperative, 0>>(
+      "coop_128x128x64_c2x1_m257", 257, 4096, 8192, 8192, 8192, a, b);
+  show<GemmConfig<half_t, true, 64, 16, 128, 1, 1, Schedule::kPingpong, 0, true>>(
+      "pp_64x16x128_swap_m64", 64, 4096, 14336, 14336, 14336, a, b);
+  // A weight read once but smaller than the L2 (kept between calls); the same problem with the L2
+  // unknown; a 256-row tile reading a 536 MB weight once.
+  show<GemmConfig<half_t, true, 64, 16, 128, 1, 1, Schedule::kPingpong, 0, true>>(
+      "pp_64x16x128_swap_m1_k4096", 1, 4096, 4096, 4096, 4096, a, b);
+  show<GemmConfig<half_t, true, 64, 128, 128, 1, 1, Schedule::kPingpong, 0>>(
+      "pp_64x128x128_l2_unknown", 16, 4096, 14336, 14336, 14336, a, b, 0);
+  show<GemmConfig<half_t, true, 256, 128, 64, 1, 1, Schedule::kCooperative, 0>>(
+      "coop_256x128x64_m256_k65536", 256, 4096, 65536, 65536, 65536, a, b);
   return 0;
 }

@@ -10,6 +10,7 @@
 //   cks_reduction.cuh               parallel split-K's reduction kernel + launch    shared
 //   cks_plan_cache.cuh              launch plans remembered per entry point          shared
 //   cks_replay.cuh                  a repeated argument block replayed as a CUDA graph  shared
+//   sm90_mainloop.cuh               CUTLASS's main loop, the weight streamed with EVICT_FIRST
 //   sm90_config.cuh                 GemmConfig, VariantConfig, the main loop
 //   sm90_launch.cuh                 SM count, checks, kernel launch with clusters
 //   sm90_epilogue.cuh               FusedWarpEpilogue (serial, stream-K)

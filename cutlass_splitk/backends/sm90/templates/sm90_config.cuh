@@ -12,6 +12,7 @@
 #include "cutlass/layout/matrix.h"
 
 #include "cks_epilogue.cuh"
+#include "sm90_mainloop.cuh"
 #include "sm90_tma_promotion.cuh"
 
 namespace cks {
@@ -68,16 +69,19 @@ struct VariantConfig : Gemm_ {
 };
 
 // The TMA + wgmma main loop, its stage count left to fill shared memory after the epilogue's
-// kCarveout bytes unless the config fixes it.
+// kCarveout bytes unless the config fixes it; the weight streamed with EVICT_FIRST where it is
+// read once (sm90_mainloop.cuh).
 template <class Gemm, int kCarveout>
-using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::Element,
-    typename Gemm::LayoutA, Gemm::kAlignment, typename Gemm::Element, typename Gemm::LayoutB,
-    Gemm::kAlignment, float, typename Gemm::TileShape, typename Gemm::ClusterShape,
-    typename cutlass::platform::conditional<
-        Gemm::kStages == 0, cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
-        cutlass::gemm::collective::StageCount<(Gemm::kStages > 0 ? Gemm::kStages : 1)>>::type,
-    typename Gemm::KernelSchedule>::CollectiveOp;
+using Mainloop = StreamingMainloop<
+    typename cutlass::gemm::collective::CollectiveBuilder<
+        cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::Element, typename Gemm::LayoutA,
+        Gemm::kAlignment, typename Gemm::Element, typename Gemm::LayoutB, Gemm::kAlignment, float,
+        typename Gemm::TileShape, typename Gemm::ClusterShape,
+        typename cutlass::platform::conditional<
+            Gemm::kStages == 0, cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
+            cutlass::gemm::collective::StageCount<(Gemm::kStages > 0 ? Gemm::kStages : 1)>>::type,
+        typename Gemm::KernelSchedule>::CollectiveOp,
+    Gemm::kSwapAB>;
 
 // Around a kernel's to_underlying_arguments: its main loop's descriptors take the 256-byte L2
 // promotion (sm90_tma_promotion.cuh's rule) if its K tile is 64 deep.

@@ -124,6 +124,7 @@ struct SplitKGemm {
         MainloopPromotion<Gemm> promotion;
         p.params = Kernel::to_underlying_arguments(p.args, a.partials);
       }
+      set_l2_policy<Gemm, Kernel>(p.params, a);
       p.workspace_bytes = q.partial_bytes;
       plans.insert(a, p);
     } else if (int s = select_device(a)) {

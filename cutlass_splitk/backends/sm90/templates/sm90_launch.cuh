@@ -1,6 +1,7 @@
 // cutlass-splitk sm90 backend: host helpers shared by its kernels — the SM count for the
-// persistent grid, CUTLASS status → our status, the checks every mode shares, and the launch
-// of a CUTLASS 3.x kernel (cluster dimensions, dynamic shared memory set once per device).
+// persistent grid, the L2 size and the main loop's L2 policies, CUTLASS status → our status, the
+// checks every mode shares, and the launch of a CUTLASS 3.x kernel (cluster dimensions, dynamic
+// shared memory set once per device).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,6 +37,30 @@ inline cutlass::KernelHardwareInfo hardware(int device) {
   info.device_id = device;
   info.sm_count = count;
   return info;
+}
+
+// The device's L2 size in bytes, read once per device (0 where the query fails).
+inline int64_t l2_bytes(int device) {
+  static std::atomic<int> sizes[64];  // -1: the query failed
+  std::atomic<int>& slot = sizes[device & 63];
+  int size = slot.load();
+  if (size == 0) {
+    if (cudaDeviceGetAttribute(&size, cudaDevAttrL2CacheSize, device) != cudaSuccess || size <= 0) {
+      cudaGetLastError();  // not sticky
+      size = -1;
+    }
+    slot.store(size);
+  }
+  return size > 0 ? size : 0;
+}
+
+// The main loop's L2 policy (sm90_mainloop.cuh) for the op `a`, in a kernel's parameters made by
+// to_underlying_arguments: the kernel's problem is the op's (M, N), or (N, M) under kSwapAB.
+template <class Gemm, class Kernel>
+void set_l2_policy(typename Kernel::Params& params, CksArgs const& a) {
+  int64_t const weight = int64_t(a.k) * a.n * int64_t(sizeof(typename Gemm::Element));
+  Kernel::CollectiveMainloop::set_l2_policy(params.mainloop, Gemm::kSwapAB ? a.n : a.m, Gemm::kSwapAB ? a.m : a.n,
+                                            weight, l2_bytes(a.device));
 }
 
 inline int status(cutlass::Status s, char const* what) {

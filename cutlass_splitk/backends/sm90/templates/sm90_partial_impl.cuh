@@ -96,6 +96,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
     MainloopPromotion<Gemm> promotion;
     params = Kernel::to_underlying_arguments(args, nullptr);
   }
+  set_l2_policy<Gemm, Kernel>(params, a);
   plans.insert(key, params);
   return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
 }
