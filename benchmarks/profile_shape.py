@@ -15,6 +15,7 @@ import sys
 import torch
 
 import cutlass_splitk
+from variant_ab import view_for  # benchmarks/ is this script's directory
 
 
 def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16", variant=None, split=1):
@@ -32,7 +33,7 @@ def main(directory, m, n, k, op_name="bias_gelu_mul_permute_f16", variant=None, 
         return
     lib = cutlass_splitk.load(directory)
     op = getattr(lib, op_name)
-    view = None if op.spec.epilogue.permute.value == "none" else (m // 128, 128, n // 128, 128)
+    view = view_for(op, m, n)
     a, b, kw = op.random_inputs(m, n, k, view=view)
     pick = {"variant": variant, "split_k": int(split)} if variant else {}
     print(variant or op.candidates(m, n, k, lib.device_info(torch.cuda.current_device()))[0].describe())
