@@ -11,6 +11,7 @@
 #   r26c     builds m2, final, m1 in turn, three times, on two decode shapes (m2 measured faster than final)
 #   ncu26    ncu on two decode picks (the swapped partial GEMM, the 128x64 serial kernel) from round 26's
 #            builds: duration, DRAM bytes read, L2 hit rate
+#   flush    the clean-flush timer's GPU test, then the suite's bench (f16) with each of bench's L2 flushes
 #   ops rest bench benchx   device_lib.sh's common phases
 #   fuzz     the config fuzzer (benchmarks/device_fuzz.sh; .cutlass carried)
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
@@ -45,6 +46,12 @@ for phase in "$@"; do
                  explore90r26_chain_f16_$4 $5 > "$out/ncu26_${b##*/}_$1.txt" 2>&1
                echo "== $b $1x$2x$3 rc=$?"; grep -E "gpu__time|dram__bytes|hit_rate" "$out/ncu26_${b##*/}_$1.txt"
              done
+           done ;;
+    flush) gpu_tests flush tests/gpu/test_gpu_integration.py -k flushed_timer
+           for f in dirty clean; do
+             python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \
+               --no-compile --repeat 1 --flush $f --json "$out/bench_flush_$f.json" > "$out/bench_flush_$f.txt" 2>&1
+             tail -12 "$out/bench_flush_$f.txt"
            done ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;

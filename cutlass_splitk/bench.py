@@ -99,13 +99,14 @@ def chain_fn(op, a, b, kw) -> Tuple[Callable[..., object], Dict[str, object]]:
 
 def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile: bool,
              max_autotune: bool, sweep: bool, ceil: Dict[str, float], out=sys.stderr,
-             repeat: int = 1) -> List[Row]:
-    """Times one op on every shape; ``ceil`` holds the measured ceilings (see ceilings())."""
+             repeat: int = 1, clean_flush: bool = False) -> List[Row]:
+    """Times one op on every shape; ``ceil`` holds the measured ceilings (see ceilings());
+    ``clean_flush``: see runtime.timing.flushed_timer."""
     import torch
 
     from .runtime.timing import flushed_timer, graph_time, host_time
 
-    bench = flushed_timer(repeat)
+    bench = flushed_timer(repeat, clean=clean_flush)
     op = getattr(lib, op_name)
     rows = []
     for i, s in enumerate(shapes):
@@ -229,11 +230,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     rows: List[Row] = []
     for dtype in args.dtype:
         rows += bench_op(lib, args.op.format(dtype=dtype), shapes, dtype, not args.no_compile,
-                         args.max_autotune, args.sweep, ceil, repeat=args.repeat)
+                         args.max_autotune, args.sweep, ceil, repeat=args.repeat,
+                         clean_flush=args.flush == "clean")
     p = torch.cuda.get_device_properties(0)
     header = (f"device: {p.name}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
               f"ceilings: copy {ceil['copy_bytes_per_s'] / 1e12:.2f} TB/s, "
-              f"f16 matmul {ceil['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s")
+              f"f16 matmul {ceil['matmul_flops_per_s'] / 1e12:.0f} TFLOP/s, L2 flush: {args.flush}")
     print(header)
     print(format_table(rows))
     if args.json:
@@ -256,6 +258,10 @@ def add_parser(sub) -> None:
     b.add_argument("--repeat", type=int, default=3,
                    help="time each flushed column this many times and keep the fastest median (default 3)")
     b.add_argument("--sweep", action="store_true", help="also time every (variant, split) and report the best")
+    b.add_argument("--flush", choices=["dirty", "clean"], default="dirty",
+                   help="how the flushed columns empty L2 before each call: 'dirty' writes 256 MiB (as "
+                        "triton's do_bench; the call then writes those lines back unless it evicts its own "
+                        "first), 'clean' reads 256 MiB (default: dirty)")
     b.add_argument("--json", help="write the results as JSON")
     b.add_argument("--plot", help="save a plot (needs matplotlib)")
     b.set_defaults(fn=_cmd_bench)

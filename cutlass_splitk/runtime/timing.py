@@ -69,11 +69,23 @@ def host_time(fn: Fn, reps: int = 200, sync_every: Optional[int] = None) -> floa
     return total / max(done, 1) * 1e6
 
 
-def flushed_timer(repeat: int = 1) -> Callable[[Fn], float]:
+def flushed_timer(repeat: int = 1, clean: bool = False) -> Callable[[Fn], float]:
     """Returns f -> microseconds: the median of one timing run with L2 flushed before each
     call (``triton.testing.do_bench`` when Triton is installed, else CUDA events after writing
     a 256 MiB buffer), the smallest of ``repeat`` such medians (host-side jitter, e.g.
-    torch.compile's guards racing the flush, only ever adds time)."""
+    torch.compile's guards racing the flush, only ever adds time).
+
+    Writing the buffer (do_bench's flush too) leaves L2 full of dirty lines, which the timed call
+    writes back as its own loads evict them, unless its loads are marked to be evicted first (the
+    sm90 main loops' streamed weights). ``clean``: CUDA events after *reading* a 256 MiB buffer
+    instead, so every call starts from an L2 holding clean lines only (BENCHMARKS.md, session 18)."""
+    if clean:
+        source = torch.ones(256 << 20, dtype=torch.int8, device="cuda")
+
+        def single(fn: Fn) -> float:
+            return median_time(fn, reps=50, warmup=5, before=lambda: torch.sum(source, dtype=torch.int32))
+
+        return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
     try:
         from triton.testing import do_bench
 

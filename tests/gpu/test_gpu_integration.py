@@ -239,3 +239,18 @@ def test_second_device(lib):
     out = op(a.to(d1), w.to(d1).t(), bias=bias.to(d1), split_k=4, mode="serial")
     assert out.device == d1
     assert torch.equal(out.cpu(), ref.cpu())
+
+
+def test_flushed_timer_clean_flush():
+    """bench's two flushes (runtime.timing.flushed_timer): the default writes 256 MiB, leaving L2
+    full of dirty lines that a write-heavy call then writes back; ``clean`` reads 256 MiB instead.
+    A 96 MiB copy (192 MiB of traffic) must time faster after the clean flush, by at least part of
+    the ~50 MiB of write-backs the dirty one adds, and both must see the copy's real cost."""
+    from cutlass_splitk.runtime.timing import flushed_timer
+
+    x = torch.ones(96 << 20, dtype=torch.int8, device="cuda")
+    y = torch.empty_like(x)
+    dirty = flushed_timer(3)(lambda: y.copy_(x))
+    clean = flushed_timer(3, clean=True)(lambda: y.copy_(x))
+    floor = 2 * (96 << 20) / 4.0e12 * 1e6  # no GPU of this project moves 4 TB/s
+    assert floor < clean < dirty, (clean, dirty)
