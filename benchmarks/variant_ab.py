@@ -43,10 +43,12 @@ def main(argv=None) -> int:
     p.add_argument("--json")
     p.add_argument("--no-check", action="store_true")
     p.add_argument("--match", help="only the variants whose name contains this regular expression")
+    p.add_argument("--flush", choices=["dirty", "clean"], default="dirty",
+                   help="the flushed column's L2 flush (cutlass-splitk bench --flush; default: dirty)")
     args = p.parse_args(argv)
     lib = cutlass_splitk.load(args.dir)
     op = getattr(lib, args.op)
-    bench = flushed_timer(1)
+    bench = flushed_timer(1, clean=args.flush == "clean")
     print(f"# {args.label} device={torch.cuda.get_device_name()}", flush=True)
     rows = []
     for spec in args.shape:

@@ -12,10 +12,11 @@
 // loses that reuse (up to 30 % slower); a weight that fits in L2 stays there between calls
 // (1 x 4096 x 4096 as graph replays: 11.3 us with EVICT_NORMAL, 15.4 with EVICT_FIRST).
 //
-// Measured on the H100 (BENCHMARKS.md, round 26): 3-12 % faster on the decode and projection
-// picks, the same bits; the skinny and square shapes keep CUTLASS's policy. EVICT_LAST on the
-// activations (round 26's m2) looked 2-4 % faster in flushed timings but ncu, which invalidates the
-// L2, saw no change in the kernel: its lines outlive the benchmark's flush, a measurement artefact.
+// Measured on the H100 (BENCHMARKS.md, session 18): the same bits; the kernel alone unchanged (ncu,
+// L2 invalidated); with L2 holding data (graph replays, a bench loop) the decode and projection picks
+// 2-12 % faster, from a cold and clean L2 the same to 1-4 % slower. EVICT_LAST on the activations
+// looked 2-4 % faster in flushed timings but not in ncu nor in isolation: its lines outlive the
+// benchmark's flush, a measurement artefact; not used.
 #pragma once
 
 #include <cstdint>
