@@ -10,6 +10,8 @@
 #            where it is read once; m2: m1 plus EVICT_LAST where several clusters read it), in turn, twice
 #   r26c     builds m2, final, m1 in turn, three times, on two decode shapes (m2 measured faster than final)
 #   r26d     h0 against rule (the shipped policy wherever the weight exceeds the L2) with a clean flush
+#   r27      round 27 (explore_sm90_r27.yaml, parallel only) built with and without CUTLASS_ENABLE_GDC_FOR_SM90 (CUTLASS's cooperative
+#            kernel releases its PDL dependents as each CTA starts its last tile's epilogue), both flushes
 #   ncu26    ncu on two decode picks (the swapped partial GEMM, the 128x64 serial kernel) from round 26's
 #            builds: duration, DRAM bytes read, L2 hit rate
 #   flush    the clean-flush timer's GPU test, then the suite's bench (f16) with each of bench's L2 flushes
@@ -41,6 +43,13 @@ for phase in "$@"; do
             128,8192,8192 128,2048,28672 96,3072,16384 32,11008,4096 256,256,65536
           python3 benchmarks/r8_table.py "$out"/r26d_*.json > "$out/r26d_table.txt"
           cat "$out/r26d_table.txt" ;;
+    r27) for f in dirty clean; do
+           FLUSH=$f ab r27$f explore90r27_chain_f16 . "${RUNS:-a b}" "r27/cur r27/gdc" 256,256,65536 512,512,32768 \
+             1024,1024,16384 16,4096,14336 128,2048,28672 384,384,24576
+         done
+         python3 benchmarks/r8_table.py "$out"/r27dirty_*.json > "$out/r27dirty_table.txt"
+         python3 benchmarks/r8_table.py "$out"/r27clean_*.json > "$out/r27clean_table.txt"
+         cat "$out/r27clean_table.txt" ;;
     ncu26) for b in ${R26B:-r26/m1 r26/m2 r26/final}; do
              for v in "16 4096 14336 parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab 2" \
                       "128 8192 8192 serial_sm90_t128x64x64_c1x1_coop_sauto_a8 1"; do

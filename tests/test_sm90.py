@@ -4,6 +4,7 @@ of its variants, the bytes its generator emits, and (nvcc marker) a real sm_90a 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -355,3 +356,27 @@ def test_tma_l2_promotion(tmp_path):
         "hints_pp_64x128x128_l2_unknown": "normal normal",
         "hints_coop_256x128x64_m256_k65536": "normal first",
     }
+
+
+@pytest.mark.nvcc
+def test_partial_gemm_releases_the_reduction_before_its_epilogue(tmp_path):
+    """Parallel split-K's partial GEMM unit compiles CUTLASS's kernel with its grid-dependency
+    control on (sm90_partial_impl.cuh, round 27): each CTA executes griddepcontrol.launch_dependents
+    before its last tile's epilogue, so the PDL-launched reduction is scheduled before the GEMM's
+    CTAs exit. The generated partial unit of SM90_YAML, compiled to PTX by the real nvcc; without the
+    define the instruction is absent."""
+    import subprocess
+
+    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
+
+    partial = codegen.render(parse_config(SM90_YAML, "x.yaml"))[1]
+    source = tmp_path / "partial.cu"
+    source.write_text(partial.text)
+    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
+    ptx = tmp_path / "partial.ptx"
+    subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
+                    "-gencode=arch=compute_90a,code=compute_90a", f"-I{root / 'templates'}",
+                    f"-I{root / 'backends' / 'sm90' / 'templates'}", f"-I{find_cutlass().include}", "-ptx",
+                    str(source), "-o", str(ptx)], check=True, capture_output=True, text=True)
+    text = ptx.read_text()
+    assert text.count("griddepcontrol.launch_dependents;") >= 1
