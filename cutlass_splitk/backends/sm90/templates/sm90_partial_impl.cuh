@@ -5,7 +5,7 @@
 // CUTLASS's warp-specialized kernels then execute griddepcontrol.launch_dependents as each CTA
 // reaches its last tile's epilogue, so the reduction (launched with PDL, cks_reduction.cuh) is
 // scheduled before the partial GEMM's CTAs exit; it still waits for the whole grid before reading
-// the partials. Round 27 (H100, BENCHMARKS.md session 18): 1-3 % on the skinny picks, mostly in
+// the partials. Round 27 (H100, BENCHMARKS.md session 18): 1-4 % on the skinny picks, mostly in
 // graph replays. This unit only: with it, CUTLASS 4.2's stream-K scheduler (the in-kernel modes)
 // does not compile.
 #ifndef CUTLASS_ENABLE_GDC_FOR_SM90
