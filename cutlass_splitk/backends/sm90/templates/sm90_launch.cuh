@@ -21,38 +21,32 @@
 namespace cks {
 namespace sm90 {
 
-// The device's SM count (the persistent grid's size), read once per device.
-inline cutlass::KernelHardwareInfo hardware(int device) {
-  static std::atomic<int> counts[64];
-  std::atomic<int>& slot = counts[device & 63];
-  int count = slot.load();
-  if (count == 0) {
-    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      cudaGetLastError();  // not sticky; the launch reports a real problem
-      count = 0;           // CUTLASS then asks the device itself
+// A positive device attribute, read once per device; 0 where the query fails (asked again next time).
+template <cudaDeviceAttr kAttribute>
+int device_attribute(int device) {
+  static std::atomic<int> values[64];
+  std::atomic<int>& slot = values[device & 63];
+  int value = slot.load();
+  if (value == 0) {
+    if (cudaDeviceGetAttribute(&value, kAttribute, device) != cudaSuccess || value < 0) {
+      cudaGetLastError();  // not sticky; a launch reports a real problem
+      value = 0;
     }
-    slot.store(count);
+    slot.store(value);
   }
+  return value;
+}
+
+// The device's SM count (the persistent grid's size; 0: CUTLASS then asks the device itself).
+inline cutlass::KernelHardwareInfo hardware(int device) {
   cutlass::KernelHardwareInfo info;
   info.device_id = device;
-  info.sm_count = count;
+  info.sm_count = device_attribute<cudaDevAttrMultiProcessorCount>(device);
   return info;
 }
 
-// The device's L2 size in bytes, read once per device (0 where the query fails).
-inline int64_t l2_bytes(int device) {
-  static std::atomic<int> sizes[64];  // -1: the query failed
-  std::atomic<int>& slot = sizes[device & 63];
-  int size = slot.load();
-  if (size == 0) {
-    if (cudaDeviceGetAttribute(&size, cudaDevAttrL2CacheSize, device) != cudaSuccess || size <= 0) {
-      cudaGetLastError();  // not sticky
-      size = -1;
-    }
-    slot.store(size);
-  }
-  return size > 0 ? size : 0;
-}
+// The device's L2 size in bytes (0 where the query fails).
+inline int64_t l2_bytes(int device) { return device_attribute<cudaDevAttrL2CacheSize>(device); }
 
 // The main loop's L2 policy (sm90_mainloop.cuh) for the op `a`, in a kernel's parameters made by
 // to_underlying_arguments: the kernel's problem is the op's (M, N), or (N, M) under kSwapAB.
