@@ -380,3 +380,41 @@ def test_partial_gemm_releases_the_reduction_before_its_epilogue(tmp_path):
                     str(source), "-o", str(ptx)], check=True, capture_output=True, text=True)
     text = ptx.read_text()
     assert text.count("griddepcontrol.launch_dependents;") >= 1
+
+
+def test_ordered_split_k_workspace_and_partitions(tmp_path):
+    """Serial split-K's ordered reduction (sm90_ordered_splitk.cuh, session 19): the split count the
+    scheduler really uses (capped at the SMs and the K tiles), the workspace the kernel asks for (S f32
+    slots of every 128x128 output tile; CUTLASS's turnstile workspace past 64 MiB of slots), the zeroed
+    semaphores it asks for (one int32 counter per tile and consumer warpgroup; none for the turnstile,
+    zeroed in its workspace by a memset), and the split each first K tile maps back to, uneven splits
+    included. Compiled by the
+    real nvcc and run on the host, no GPU (tests/data/ordered_splitk_probe.cu)."""
+    import subprocess
+
+    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
+
+    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
+    exe = tmp_path / "probe"
+    subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
+                    "-gencode=arch=compute_90a,code=sm_90a", f"-I{root / 'templates'}",
+                    f"-I{root / 'backends' / 'sm90' / 'templates'}", f"-I{find_cutlass().include}",
+                    str(Path(__file__).parent / "data" / "ordered_splitk_probe.cu"), "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    tile = 128 * 128 * 4
+    got = {line.split()[0]: line.split()[1:] for line in out.splitlines()}
+    assert got == {
+        # name: S, output tiles, workspace bytes, counter bytes, partitions
+        "m1024_split2": ["2", "64", str(2 * 64 * tile), str(64 * 2 * 4), "ok"],
+        "m1024_split3": ["3", "64", str(3 * 64 * tile), str(64 * 2 * 4), "ok"],  # 86 + 85 + 85 K tiles
+        "m96_c2x1_split4": ["4", "48", str(4 * 48 * tile), str(48 * 2 * 4), "ok"],  # 2 x 24 tiles (cluster)
+        "m512_k1000_split7": ["7", "16", str(7 * 16 * tile), str(16 * 2 * 4), "ok"],  # 16 K tiles: 3,3,2,...
+        "m256_k1024_split64": ["16", "4", str(16 * 4 * tile), str(4 * 2 * 4), "ok"],  # 16 K tiles
+        # 1024 slots (64 MiB) at most; past that, CUTLASS's turnstile: one running tile per output
+        # tile, then its barriers
+        "m1024_split16": ["16", "64", str(16 * 64 * tile), str(64 * 2 * 4), "ok"],
+        "m1024_split17": ["17", "64", str(64 * tile + 512), "0", "ok"],
+        "m1024_split200": ["132", "64", str(64 * tile + 512), "0", "ok"],  # 132 SMs
+        "m1024_split1": ["1", "64", "0", "0", "ok"],  # data-parallel: CUTLASS's scheduler, no workspace
+    }
