@@ -1,10 +1,10 @@
 // cutlass-splitk sm90 backend: the entry points' logic for the three modes.
 //
 //   * serial (SplitKGemm<Cfg, false>): one kernel. CUTLASS's stream-K tile scheduler in its
-//     SplitK decomposition gives each CTA one K partition of a tile; each partition stores its f32
-//     accumulators to its own slot, and the one that arrives last adds the slots in K order
-//     (sm90_ordered_splitk.cuh: no turnstile, and the sum is bitwise reproducible) and alone runs
-//     FusedWarpEpilogue, once, on the complete f32 sum. Split 1 is the data-parallel decomposition.
+//     SplitK decomposition gives each CTA one K partition of a tile; the partitions meet in an
+//     f32 workspace in K order (ReductionMode::Deterministic: a turnstile per tile, so the sum
+//     is bitwise reproducible), and only the CTA that finishes a tile runs FusedWarpEpilogue,
+//     once, on the complete f32 sum. Split 1 is the data-parallel decomposition.
 //   * stream_k (SplitKGemm<Cfg, true>): the same kernel with the StreamK decomposition: whole
 //     tiles plus stream-K units that split the remaining K iterations evenly over the SMs.
 //   * parallel (ParallelGemm<Cfg>): the batched partial GEMM (sm90_partial.cuh) writes f32
@@ -35,7 +35,6 @@
 #include "sm90_config.cuh"
 #include "sm90_epilogue.cuh"
 #include "sm90_launch.cuh"
-#include "sm90_ordered_splitk.cuh"
 #include "sm90_partial.cuh"
 
 namespace cks {
@@ -45,18 +44,8 @@ template <class Cfg, bool kStreamK>
 struct SplitKGemm {
   using Gemm = typename Cfg::Gemm;
   static_assert(!Gemm::kSwapAB, "swapped operands: parallel split-K only (the fused epilogue stores row-major tiles)");
-  // The ordered reduction on tiles of up to 128x128 (64 accumulators a thread); a larger tile's
-  // kernel spilled registers with it (ptxas: 80-236 bytes on 128x256, main loop included), so it
-  // keeps CUTLASS's turnstile (its serial splits are for large M*N, where the fix-up weighs little).
-  static constexpr bool kOrdered = Gemm::kCooperative && Cfg::kTileRows * Cfg::kTileCols <= 128 * 128
-#ifdef CKS_SM90_TURNSTILE  // exploration builds only: CUTLASS's own split-K fix-up everywhere
-                                   && false
-#endif
-      ;
   using Scheduler = typename cutlass::platform::conditional<
-      Gemm::kCooperative,
-      typename cutlass::platform::conditional<kOrdered, OrderedSplitKScheduler, cutlass::gemm::StreamKScheduler>::type,
-      cutlass::gemm::PersistentScheduler>::type;
+      Gemm::kCooperative, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>,
       Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>, DirectEpilogue<Cfg>,
@@ -86,12 +75,11 @@ struct SplitKGemm {
                    : (a.split_k > 1 ? Decomposition::SplitK : Decomposition::DataParallel);
       args.scheduler.reduction_mode = Kernel::TileScheduler::ReductionMode::Deterministic;
     }
-    if constexpr (kOrdered) args.scheduler.counters = static_cast<int*>(a.semaphores);
     return args;
   }
 
   // What a launch needs: the arguments (initialize_workspace reads them), the kernel's
-  // parameters with their TMA descriptors, and the workspace bytes to zero first (0: none).
+  // parameters with their TMA descriptors, and the workspace size (none: nothing to zero).
   struct Plan {
     typename Kernel::Arguments args;
     typename Kernel::Params params;
@@ -111,13 +99,8 @@ struct SplitKGemm {
     q.tiles_m = tiles(a.m, Cfg::kTileRows);
     q.tiles_n = tiles(a.n, Cfg::kTileCols);
     q.k_partitions = kStreamK ? 1 : a.split_k;
-    // The ordered reduction's f32 slots (serial; sm90_ordered_splitk.cuh) live in `partials`, its
-    // counters in `semaphores`; the stream-K scheduler's reduction tiles and turnstiles (zeroed per
-    // launch by initialize_workspace) in `partials`.
     q.semaphore_bytes = 0;
-    if constexpr (kOrdered)
-      q.semaphore_bytes = int64_t(Kernel::TileScheduler::counter_bytes(args.scheduler, args.problem_shape, args.hw_info,
-                                                                        Kernel::NumMmaWarpGroups));
+    // The scheduler's f32 reduction tiles and turnstiles (zeroed per launch) live in `partials`.
     q.partial_bytes = int64_t(Kernel::get_workspace_size(args));
     return CKS_OK;
   }
@@ -136,23 +119,19 @@ struct SplitKGemm {
       if (q.partial_bytes > a.partial_bytes || (q.partial_bytes && !a.partials))
         return fail(CKS_ERROR_WORKSPACE, "sm90 split-K needs " + std::to_string(q.partial_bytes) +
                                              " bytes of workspace");
-      if (q.semaphore_bytes > a.semaphore_bytes || (q.semaphore_bytes && !a.semaphores))
-        return fail(CKS_ERROR_WORKSPACE, "sm90 serial split-K needs " + std::to_string(q.semaphore_bytes) +
-                                             " bytes of zeroed semaphores");
       if (int s = select_device(a)) return s;
       {
         MainloopPromotion<Gemm> promotion;
         p.params = Kernel::to_underlying_arguments(p.args, a.partials);
       }
       set_l2_policy<Gemm, Kernel>(p.params, a);
-      p.workspace_bytes = q.semaphore_bytes ? 0 : q.partial_bytes;  // the ordered reduction zeroes nothing
+      p.workspace_bytes = q.partial_bytes;
       plans.insert(a, p);
     } else if (int s = select_device(a)) {
       return s;
     }
-    // With no workspace to zero (data-parallel tiles: split 1; the ordered reduction, whose counters
-    // are the caller's zeroed semaphores) CUTLASS's initialize_workspace would only recompute the
-    // scheduler's parameters on the host; stream-K's turnstiles are zeroed on the stream.
+    // With no workspace (data-parallel tiles: split 1) there is nothing to zero, and CUTLASS's
+    // initialize_workspace would only recompute the scheduler's parameters on the host.
     if (p.workspace_bytes > 0) {
       if (int s = status(Kernel::initialize_workspace(p.args, a.partials, stream), "sm90 workspace initialization"))
         return s;
