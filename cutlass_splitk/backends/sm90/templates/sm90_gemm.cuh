@@ -125,9 +125,6 @@ struct SplitKGemm {
         p.params = Kernel::to_underlying_arguments(p.args, a.partials);
       }
       set_l2_policy<Gemm, Kernel>(p.params, a);
-      Kernel::CollectiveMainloop::set_sources(p.params.mainloop, Cfg::kEOp != EOp::kNone ? a.e : nullptr, a.lde,
-                                              a.beta != 0.f ? a.c : nullptr, a.ldc, a.m, a.n,
-                                              int(sizeof(typename Cfg::Element)));
       p.workspace_bytes = q.partial_bytes;
       plans.insert(a, p);
     } else if (int s = select_device(a)) {

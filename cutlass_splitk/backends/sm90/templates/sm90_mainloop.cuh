@@ -48,11 +48,6 @@ struct StreamingMainloop : Base {
   struct Params : Base::Params {
     Hint hint_a = Hint::EVICT_NORMAL;
     Hint hint_b = Hint::EVICT_NORMAL;
-    // The fused epilogue's sources (E, and C where beta != 0; null: none), row-major over the op's
-    // rows x cols, that the producer brings into L2 ahead of each tile's epilogue (set_sources).
-    char const* source[2] = {nullptr, nullptr};
-    int64_t source_ld[2] = {0, 0};  // bytes
-    int rows = 0, cols = 0, element_bytes = 0;
   };
 
   // CUTLASS's parameters, with CUTLASS's policy until the launch code sets the problem's.
@@ -80,72 +75,6 @@ struct StreamingMainloop : Base {
     (kSwapAB ? params.hint_a : params.hint_b) = weight;
   }
 
-  // Round 29 (exploration): how far ahead of a tile's last K tile the producer prefetches the tile's
-  // epilogue sources into L2 (CKS_SM90_EARLY_SOURCES: 0 off, > 0 that many K tiles before the end of
-  // the producer's loop, < 0 at the tile's start), and with which L2 policy (CKS_SM90_SOURCES_LAST:
-  // EVICT_LAST, else EVICT_NORMAL).
-#ifndef CKS_SM90_EARLY_SOURCES
-#define CKS_SM90_EARLY_SOURCES 0
-#endif
-  static constexpr int kSourceLead = CKS_SM90_EARLY_SOURCES;
-
-  // The epilogue's sources of an in-kernel fused epilogue (the op's rows x cols, `element_bytes` each).
-  static void set_sources(Params& params, void const* e, int64_t lde, void const* c, int64_t ldc, int rows, int cols,
-                          int element_bytes) {
-    params.source[0] = static_cast<char const*>(e);
-    params.source_ld[0] = lde * element_bytes;
-    params.source[1] = static_cast<char const*>(c);
-    params.source_ld[1] = ldc * element_bytes;
-    params.rows = rows;
-    params.cols = cols;
-    params.element_bytes = element_bytes;
-  }
-
-  // Lanes `lane` of `lanes` request the tile's source rows into L2 (16-byte segments, clipped).
-  CUTLASS_DEVICE static void prefetch_sources(Params const& params, int m_coord, int n_coord, int lane, int lanes) {
-    int const tile_m = cute::size<0>(TileShape{}), tile_n = cute::size<1>(TileShape{});
-    int const row0 = m_coord * tile_m, col0 = n_coord * tile_n;
-    int const bytes = (min(tile_n, params.cols - col0) * params.element_bytes) & ~15;
-    if (bytes <= 0) return;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    uint64_t policy;
-#ifdef CKS_SM90_SOURCES_LAST
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-#else
-    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
-#endif
-#ifdef CKS_SM90_SOURCES_LSU  // 128-byte lines through the load/store path instead of bulk (TMA) prefetches
-    int const lines = bytes / 128 + (bytes % 128 != 0);
-    CUTLASS_PRAGMA_UNROLL
-    for (int s = 0; s < 2; ++s) {
-      if (params.source[s] == nullptr) continue;
-      for (int i = lane; i < tile_m * lines; i += lanes) {
-        int const r = i / lines, l = i - r * lines;
-        if (row0 + r >= params.rows) break;
-        char const* line = params.source[s] + int64_t(row0 + r) * params.source_ld[s] +
-                           int64_t(col0) * params.element_bytes + l * 128;
-#ifdef CKS_SM90_SOURCES_LAST
-        asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(line) : "memory");
-#else
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(line) : "memory");
-#endif
-      }
-    }
-    return;
-#endif
-    CUTLASS_PRAGMA_UNROLL
-    for (int s = 0; s < 2; ++s) {
-      if (params.source[s] == nullptr) continue;
-      for (int r = lane; r < tile_m && row0 + r < params.rows; r += lanes) {
-        char const* row = params.source[s] + int64_t(row0 + r) * params.source_ld[s] + int64_t(col0) * params.element_bytes;
-        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(row), "r"(bytes),
-                     "l"(policy)
-                     : "memory");
-      }
-    }
-#endif
-  }
-
   // The producer's loop: CUTLASS's load() (sm90_mma_tma_gmma_ss_warpspecialized.hpp), the same
   // partitioning, multicast masks and pipeline protocol, with the policies on the two copies.
   template <class TensorA, class TensorB, class KTileIterator, class BlockCoord>
@@ -154,11 +83,7 @@ struct StreamingMainloop : Base {
                            KTileIterator k_tile_iter, int k_tile_count, int /*thread_idx*/,
                            uint32_t block_rank_in_cluster, TensorStorage& shared_tensors) {
     using namespace cute;
-    auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
-    bool const early_sources = kSourceLead != 0 && (params.source[0] != nullptr || params.source[1] != nullptr);
-    if (kSourceLead < 0 && early_sources) prefetch_sources(params, int(m_coord), int(n_coord), int(threadIdx.x % 32), 32);
     if (!elect_one_sync()) return;
-    int const source_at = kSourceLead > 0 && early_sources ? (k_tile_count > kSourceLead ? kSourceLead : k_tile_count) : -1;
     Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
     Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
     constexpr uint32_t cluster_x = size<0>(ClusterShape{});
@@ -166,6 +91,7 @@ struct StreamingMainloop : Base {
     uint32_t const block_y = block_rank_in_cluster / cluster_x;
     auto block_tma_a = params.tma_load_a.get_slice(block_y);
     auto block_tma_b = params.tma_load_b.get_slice(block_x);
+    auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
     Tensor tAgA = block_tma_a.partition_S(get<0>(load_inputs)(_, _, m_coord, _, l_coord));  // (TMA,TMA_M,TMA_K,k)
     Tensor tAsA = block_tma_a.partition_D(sA);                                                // (TMA,TMA_M,TMA_K,PIPE)
     Tensor tBgB = block_tma_b.partition_S(get<1>(load_inputs)(_, _, n_coord, _, l_coord));  // (TMA,TMA_N,TMA_K,k)
@@ -183,7 +109,6 @@ struct StreamingMainloop : Base {
 
     CUTLASS_PRAGMA_NO_UNROLL
     for (; k_tile_count > 0; --k_tile_count) {
-      if (k_tile_count == source_at) prefetch_sources(params, int(m_coord), int(n_coord), 0, 1);
       pipeline.producer_acquire(smem_pipe_write);
       auto* tma_barrier = pipeline.producer_get_barrier(smem_pipe_write);
       int const stage = smem_pipe_write.index();
