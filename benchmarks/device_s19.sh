@@ -4,7 +4,8 @@
 #   r28      round 28 (benchmarks/explore_sm90_r28.yaml built with CUTLASS's turnstile, -DCKS_SM90_TURNSTILE,
 #            build/r28/turnstile, and with the ordered reduction, build/r28/ordered): every serial and
 #            parallel candidate, in turn, twice, flushed and graph; every output checked against float64
-#   r29      round 29 (benchmarks/explore_sm90_r29.yaml built four ways, build/r29/{off,last8,normal8,start}):
+#   r29      round 29 (benchmarks/explore_sm90_r29.yaml built six ways, build/r29/{off,last8,normal8,start}, then
+#            R29="r29/off r29/lsul r29/lsun"):
 #            the in-kernel epilogue's sources prefetched into L2 by the producer ahead of each tile's
 #            epilogue, in turn, twice, flushed and graph; every output checked against float64
 #   ops rest bench benchx fuzz   device_lib.sh's common phases

@@ -108,6 +108,7 @@ GRIDS = {
         "SM90_FIXUP_LATENCY_US": [0.5, 1.0, 2.0],
         "SM90_BOX_BYTES_PER_S": [60e9, 72e9, 100e9],
         "SM90_OOB_BYTES_PER_S": [20e9, 25e9, 35e9],
+        "SM90_WEIGHT_REREAD": [0.1, 0.2, 0.4],
     },
 }
 

@@ -1,4 +1,4 @@
-"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v2) against the Python
+"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v3) against the Python
 model it mirrors (runtime/timemodel.py through dispatch.rank): the same candidates, in the same
 order, with bit-identical predicted times, for every variant of the shipped and the exploration
 configs, on several modelled GPUs and thousands of problems. The header is compiled here by the
@@ -67,7 +67,7 @@ def _python(op, m, n, k, dev, split):
 
 def _problems(rng, count):
     fixed = [(1, 4096, 4096), (16, 4096, 14336), (512, 512, 32768), (4096, 4096, 4096), (37, 768, 4104),
-             (1, 8, 8), (7, 24, 65536), (8192, 8192, 128), (3, 100000, 16)]
+             (1, 8, 8), (7, 24, 65536), (8192, 8192, 128), (3, 100000, 16), (128, 2048, 28672)]
     for m, n, k in fixed:
         yield m, n, k
     for _ in range(count - len(fixed)):
@@ -109,7 +109,7 @@ def test_c_model_offers_nothing_where_python_offers_nothing(cks_rank):
 
 
 def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch):
-    """The launcher asks cks_rank_v2 when the bound library has it (and never the Python model),
+    """The launcher asks cks_rank_v3 when the bound library has it (and never the Python model),
     once per (pool, device) building the ranking."""
     from cutlass_splitk.runtime.launcher import Launcher
 

@@ -1,11 +1,11 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one
 problem and device. dispatch.py evaluates it for every candidate and picks the smallest, on
-the first call of every new problem: it is written for host time (each variant's splits in one
-pass, the ``detail`` text formatted only when read). It needs only the problem, the device's SM
-count and bandwidth, and each variant's tile: it runs on the CPU with fake device properties.
+the first call of every new problem, written for host time (each variant's splits in one pass, the
+``detail`` text formatted only when read), from the problem, the device's SM count and bandwidth,
+and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v2``; dispatch.NativeRanking passes it this
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v3``; dispatch.NativeRanking passes it this
 module's constants): **a change to the arithmetic below must be made there too**, in the same
 order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
@@ -19,37 +19,33 @@ Model (all times in microseconds):
   per wave, ``2 * tm * tn * gemm_k_size`` flops per CTA at the per-SM mma.sync rate, scaled by
   ``(tm * tn / 128^2) ** 0.1`` (capped at 1.12) and shared by an SM's resident CTAs, plus 4 µs per
   wave (pipeline fill, epilogue). ``t_main = max(memory, compute)``.
-* Serial split-K adds the fix-up chain: a tile's partitions finish their main loops together, then
-  run their epilogues one after another through the semaphore -> ``(parts - 1) * (1.5 + tm * tn *
-  7.3e-4)`` µs, fitted on the H100 (~13.5 µs per step for a 128x128 tile).
+* Serial split-K adds the fix-up chain, the partitions' epilogues one after another through the
+  semaphore: ``(parts - 1) * (1.5 + tm * tn * 7.3e-4)`` µs (H100 fit: ~13.5 µs a step at 128x128).
 * Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written and read
-  back at DRAM bandwidth, plus 0.5 µs (its launch overlaps the GEMM's tail: PDL).
-* Each launch costs ~3 µs of fixed latency.
+  back at DRAM bandwidth, plus 0.5 µs (its launch overlaps the GEMM's tail: PDL). A launch: ~3 µs.
 
-sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and
-their own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)`` (a remainder
-slice is a second launch, timed after the first) + the reduction; serial = ``split`` partitions per
-tile meeting in an f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k =
-every K iteration spread evenly over the SMs + one fix-up + ``SM90_STREAMK_FRACTION`` of its main
-loop (its partial tiles, workspace traffic and imbalance: 3-15 % on the H100's squares). The in-kernel
-modes' epilogue does not overlap the main loop. One CTA's TMA pipeline streams
-``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (a 64-deep tile with K a
-multiple of 128, promoted to 256-byte L2 fetches, as a 128-deep one), so few work units of a deep tile
-fill DRAM sooner; and its TMA boxes (``tm + tn`` rows of ``k_len``) at most at
-``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled) at only ``SM90_OOB_BYTES_PER_S``
-(session 11: 64x32x128 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336), which ``t_mem``
-takes as its floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the tile grid rounded
-up to whole clusters, padding tiles included (session 17: 5 x 5 tiles in 1x2 clusters run as 5 x 6,
-so split 5 is two waves). A variant is a candidate only where it runs: sm90 variants (sm_90a cubins)
-on compute capability 9.0, sm80 variants where one of their cubins does (same major, minor >= target).
+sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their
+own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)`` (a remainder slice is a
+second launch, timed after the first) + the reduction; serial = ``split`` partitions per tile meeting in
+an f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration
+spread evenly over the SMs + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop (its partial tiles,
+workspace traffic and imbalance: 3-15 % on the H100's squares). The in-kernel modes' epilogue does not
+overlap the main loop. One CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) **
+SM90_K_DEPTH_EXPONENT`` from DRAM (a 64-deep tile with K a multiple of 128, promoted to 256-byte L2
+fetches, as a 128-deep one), so few work units of a deep tile fill DRAM sooner; and its TMA boxes
+(``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge
+(zero-filled) at only ``SM90_OOB_BYTES_PER_S`` (session 11: 64x32x128 takes 44 µs at M = 64 and 58 at
+M = 16 on 16 x 4096 x 14336), which ``t_mem`` takes as its floor per wave. Waves count the CTAs
+CUTLASS's schedulers launch: the tile grid rounded up to whole clusters, padding tiles included (session 17:
+5 x 5 tiles in 1x2 clusters run as 5 x 6, so split 5 is two waves). A variant is a candidate only where it
+runs: sm90 variants on compute capability 9.0, sm80 variants where a cubin does (same major, minor >= target).
 
 The sm80 constants were refitted on an H100 sweep of every (variant, split) of the sm80 tiles
-(``benchmarks/fit_model.py --backend sm80`` over ``benchmarks/explore_h100.json``): the pick
-is within 5 % of the best candidate on every suite shape. The sm90 constants were fitted on
-sweeps of the shipped sm90 grid (``--backend sm90`` over ``benchmarks/sweep_default_*_h100.json``:
-the bench suite in f16 and bf16 and twelve other skinny shapes): the pick is within 10 % of
-the best candidate on all 28 of those shapes (worst 1.096, mean 1.011; BENCHMARKS.md). Session 11
-added the TMA box rates (round 7's worst 1.28 -> 1.06) and refit the stream rate and wave overhead.
+(``benchmarks/fit_model.py --backend sm80`` over ``benchmarks/explore_h100.json``): the pick is within
+5 % of the best on every suite shape. The sm90 constants were fitted on sweeps of the shipped sm90 grid
+(``--backend sm90``, the bench suite in f16 and bf16 and twelve other skinny shapes: BENCHMARKS.md);
+session 11 added the TMA box rates, session 19 a weight's re-reads (past L2, tiles read by several cluster
+rows: 128 x 2048 x 28672's pick 1.01-1.10 -> 1.00-1.01 on the grid's 7 sweeps; no other pick moved).
 """
 
 from __future__ import annotations
@@ -85,6 +81,8 @@ SM90_STREAMK_US = 16.0  # stream-K's partial-tile fix-ups and imbalance
 SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % measured on the squares)
 SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
 SM90_OOB_BYTES_PER_S = 25e9  # ... and rows past the matrix's edge (zero-filled) at this rate
+SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
+SM90_WEIGHT_REREAD = 0.2  # share of a weight past L2 read from DRAM again per further cluster row of tiles
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -194,8 +192,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n)  # the last tiles' rows and columns past the edge
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
-    # A and B once; a swapped kernel streams B once per tile along M (BENCHMARKS.md, session 13)
-    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab else 1))
+    # A and B once; a swapped kernel streams B once per tile along M (BENCHMARKS.md, session 13); a weight
+    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab else 1))  # past L2, partly per cluster row
+    if not v.params.swap_ab and 2.0 * k * n > SM90_L2_BYTES:
+        unique_bytes += 2.0 * k * n * (-(-tiles_m // cm) - 1) * SM90_WEIGHT_REREAD
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw = SM90_L2_FACTOR * bw

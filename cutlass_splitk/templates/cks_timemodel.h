@@ -30,7 +30,7 @@ typedef struct CksModel {
   double sm90_flops_per_sm, sm90_eff_exponent, sm90_bw_fraction, sm90_sm_bytes_per_s, sm90_k_depth_exponent,
       sm90_l2_factor, sm90_wave_overhead_us, sm90_fixup_latency_us, sm90_fixup_us_per_element, sm90_memset_us,
       sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction, sm90_box_bytes_per_s,
-      sm90_oob_bytes_per_s;
+      sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
 } CksModel;
@@ -89,7 +89,9 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const box_s_per_k =
       (double(tm + tn - oob_rows) / c.sm90_box_bytes_per_s + double(oob_rows) / c.sm90_oob_bytes_per_s) * 2.0;
   double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
-  double const unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) ? tiles_m : 1));
+  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) ? tiles_m : 1));
+  if (!(v.flags & CKS_MODEL_SWAP_AB) && 2.0 * double(k) * double(n) > c.sm90_l2_bytes)  // a weight past L2, re-read
+    unique_bytes += 2.0 * double(k) * double(n) * double(cdiv(tiles_m, cm) - 1) * c.sm90_weight_reread;
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
   // promoted 64-deep tiles stream as 128-deep ones (timemodel.py; sm90_tma_promotion.cuh)
   int64_t const depth = (tk == 64 && k % 128 == 0) ? 128 : tk;
@@ -230,7 +232,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v2(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v3(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
