@@ -33,7 +33,7 @@ ab() {
 }
 # common_phase PHASE: the phases the session scripts share, logs and JSON under $out: ops (the GPU op
 # tests and hostile inputs), rest (the rest of the GPU suite), bench (the suite's bench, chain op, f16
-# and bf16; SWEEP=1: every candidate swept; COMPILE=1: with the torch.compile column), benchx (f16 on
+# and bf16; SWEEP=1: every candidate swept; COMPILE=1: with the torch.compile column; REPEAT: rounds, default 2), benchx (f16 on
 # benchmarks/extra_shapes.yaml, every candidate swept), fuzz (the config fuzzer, benchmarks/device_fuzz.sh,
 # seed $SEED or the script's $fuzz_seed; .cutlass carried). Returns 1 for any other phase.
 common_phase() {
@@ -41,7 +41,7 @@ common_phase() {
     ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
     rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
     bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
-             $([ -n "${COMPILE:-}" ] || echo --no-compile) --repeat 1 ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
+             $([ -n "${COMPILE:-}" ] || echo --no-compile) --repeat "${REPEAT:-2}" ${SWEEP:+--sweep} --json "$out/bench_suite.json" \
              --plot "$out/bench_suite.png" > "$out/bench_suite.txt" 2>&1
            tail -22 "$out/bench_suite.txt" ;;
     benchx) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 \

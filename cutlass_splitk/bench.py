@@ -104,9 +104,8 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
     ``clean_flush``: see runtime.timing.flushed_timer."""
     import torch
 
-    from .runtime.timing import flushed_timer, graph_time, host_time
+    from .runtime.timing import flushed_times, graph_time, host_time
 
-    bench = flushed_timer(repeat, clean=clean_flush)
     op = getattr(lib, op_name)
     rows = []
     for i, s in enumerate(shapes):
@@ -120,19 +119,19 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
         out_t = op(a, b, **kw)
         device = lib.device_info(torch.cuda.current_device())
         choice = op.candidates(s.m, s.n, s.k, device)[0].describe()
-        ours = bench(lambda: op(a, b, out=out_t, **kw))
-        ours_graph = graph_time(lambda: op(a, b, out=out_t, **kw))
-        host = host_time(lambda: op(a, b, out=out_t, **kw))
-        mm = bench(lambda: torch.matmul(a, b))
         chain, args = chain_fn(op, a, b, kw)
-        eager = bench(lambda: chain(a, b, **args))
-        comp = None
+        compared = [lambda: op(a, b, out=out_t, **kw), lambda: torch.matmul(a, b), lambda: chain(a, b, **args)]
         if use_compile:
             mode = "max-autotune-no-cudagraphs" if max_autotune else None
             torch._dynamo.reset()  # one shape per compilation, no recompile limit
             compiled = torch.compile(chain, mode=mode, dynamic=False)
             compiled(a, b, **args)
-            comp = bench(lambda: compiled(a, b, **args))
+            compared.append(lambda: compiled(a, b, **args))
+        # in rounds, each starting with the next contender (runtime.timing.flushed_times)
+        ours, mm, eager, *comp = flushed_times(compared, repeat, clean=clean_flush)
+        comp = comp[0] if comp else None
+        ours_graph = graph_time(lambda: op(a, b, out=out_t, **kw))
+        host = host_time(lambda: op(a, b, out=out_t, **kw))
         flops = 2.0 * s.m * s.n * s.k
         nbytes = 2.0 * (s.m * s.k + s.k * s.n + s.m * s.n * (2 if "e" in kw else 1)
                         + (kw["bias"].numel() if "bias" in kw else 0))

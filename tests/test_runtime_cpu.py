@@ -944,3 +944,28 @@ def test_custom_op_takes_scratch_workspace():
     assert scratch is True and sig is None
     assert kwargs == {"split_k": 2, "mode": "serial", "variant": None, "alpha": 1.0, "beta": 0.0, "c": None,
                       "bias": None}
+
+
+def test_flushed_times_rotates_the_contenders_and_keeps_each_fastest_median():
+    """bench's flushed columns (runtime.timing.flushed_times): every round times each contender once,
+    round r starting with contender r, and each keeps its smallest median, so a GPU left hot (lower
+    clocks) by a previous sweep does not weigh on one column only."""
+    from cutlass_splitk.runtime.timing import flushed_times
+
+    order = []
+    medians = {"ours": iter([90.0, 70.0, 80.0]), "matmul": iter([60.0, 65.0, 50.0]), "eager": iter([85.0, 95.0, 75.0])}
+
+    def single(fn):
+        order.append(fn.__name__)
+        return next(medians[fn.__name__])
+
+    def ours(): pass  # noqa: E704
+    def matmul(): pass  # noqa: E704
+    def eager(): pass  # noqa: E704
+
+    assert flushed_times([ours, matmul, eager], repeat=3, single=single) == [70.0, 50.0, 75.0]
+    assert order == ["ours", "matmul", "eager", "matmul", "eager", "ours", "eager", "ours", "matmul"]
+    order.clear()
+    medians["ours"] = iter([40.0])
+    assert flushed_times([ours], repeat=0, single=single) == [40.0]  # at least one round
+    assert order == ["ours"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence
 
 import torch
 
@@ -79,22 +79,35 @@ def flushed_timer(repeat: int = 1, clean: bool = False) -> Callable[[Fn], float]
     writes back as its own loads evict them, unless its loads are marked to be evicted first (the
     sm90 main loops' streamed weights). ``clean``: CUDA events after *reading* a 256 MiB buffer
     instead, so every call starts from an L2 holding clean lines only (BENCHMARKS.md, session 18)."""
+    single = _flushed_single(clean)
+    return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
+
+
+def flushed_times(fns: Sequence[Fn], repeat: int = 1, clean: bool = False,
+                  single: Optional[Callable[[Fn], float]] = None) -> List[float]:
+    """:func:`flushed_timer` for several functions compared with each other: ``repeat`` rounds,
+    each timing every function once, round r starting with function r (mod their count); per
+    function the smallest of its medians. A long sweep leaves the GPU hot and its clocks lower
+    for a while: timed one after another, the first function would pay for it alone (session 19:
+    a 4096 x 4096 x 14336 chain read 882.6 us right after a sweep and 761.2 unswept)."""
+    single = single or _flushed_single(clean)
+    best = [float("inf")] * len(fns)
+    for r in range(max(1, repeat)):
+        for j in range(len(fns)):
+            i = (r + j) % len(fns)
+            best[i] = min(best[i], single(fns[i]))
+    return best
+
+
+def _flushed_single(clean: bool) -> Callable[[Fn], float]:
+    """One flushed timing run of a function: its median, in microseconds (see flushed_timer)."""
     if clean:
         source = torch.ones(256 << 20, dtype=torch.int8, device="cuda")
-
-        def single(fn: Fn) -> float:
-            return median_time(fn, reps=50, warmup=5, before=lambda: torch.sum(source, dtype=torch.int32))
-
-        return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
+        return lambda fn: median_time(fn, reps=50, warmup=5, before=lambda: torch.sum(source, dtype=torch.int32))
     try:
         from triton.testing import do_bench
 
-        def single(fn: Fn) -> float:
-            return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
+        return lambda fn: float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
     except ImportError:
         flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-
-        def single(fn: Fn) -> float:
-            return median_time(fn, reps=50, warmup=5, before=flush.zero_)
-
-    return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
+        return lambda fn: median_time(fn, reps=50, warmup=5, before=flush.zero_)
