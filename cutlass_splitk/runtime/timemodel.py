@@ -192,9 +192,9 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n)  # the last tiles' rows and columns past the edge
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
-    # A and B once; a swapped kernel streams B once per tile along M (BENCHMARKS.md, session 13); a weight
-    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab else 1))  # past L2, partly per cluster row
-    if not v.params.swap_ab and 2.0 * k * n > SM90_L2_BYTES:
+    # A and B once (a swapped kernel streams B once per tile along M: BENCHMARKS.md, session 13), and
+    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab else 1))
+    if not v.params.swap_ab and 2.0 * k * n > SM90_L2_BYTES:  # a weight past L2 partly again per cluster row
         unique_bytes += 2.0 * k * n * (-(-tiles_m // cm) - 1) * SM90_WEIGHT_REREAD
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
