@@ -101,11 +101,12 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
              max_autotune: bool, sweep: bool, ceil: Dict[str, float], out=sys.stderr,
              repeat: int = 1, clean_flush: bool = False) -> List[Row]:
     """Times one op on every shape; ``ceil`` holds the measured ceilings (see ceilings());
-    ``clean_flush``: see runtime.timing.flushed_timer."""
+    ``clean_flush``: see runtime.timing.flushed_timer (rounds: flushed_times)."""
     import torch
 
-    from .runtime.timing import flushed_times, graph_time, host_time
+    from .runtime.timing import flushed_single, flushed_times, graph_time, host_time
 
+    single = flushed_single(clean_flush)  # one flush buffer for every shape
     op = getattr(lib, op_name)
     rows = []
     for i, s in enumerate(shapes):
@@ -128,7 +129,7 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
             compiled(a, b, **args)
             compared.append(lambda: compiled(a, b, **args))
         # in rounds, each starting with the next contender (runtime.timing.flushed_times)
-        ours, mm, eager, *comp = flushed_times(compared, repeat, clean=clean_flush)
+        ours, mm, eager, *comp = flushed_times(compared, repeat, single=single)
         comp = comp[0] if comp else None
         ours_graph = graph_time(lambda: op(a, b, out=out_t, **kw))
         host = host_time(lambda: op(a, b, out=out_t, **kw))

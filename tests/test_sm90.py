@@ -305,7 +305,6 @@ def test_tma_l2_promotion(tmp_path):
     L2 policy each main loop's parameters give its loads (sm90_mainloop.cuh's rule). Compiled by the real
     nvcc and run on the host, no GPU (tests/data/tma_promotion_probe.cu)."""
     import subprocess
-    from pathlib import Path
 
     from cutlass_splitk.cudakit import find_cutlass, find_nvcc
 
@@ -363,8 +362,8 @@ def test_partial_gemm_releases_the_reduction_before_its_epilogue(tmp_path):
     """Parallel split-K's partial GEMM unit compiles CUTLASS's kernel with its grid-dependency
     control on (sm90_partial_impl.cuh, round 27): each CTA executes griddepcontrol.launch_dependents
     before its last tile's epilogue, so the PDL-launched reduction is scheduled before the GEMM's
-    CTAs exit. The generated partial unit of SM90_YAML, compiled to PTX by the real nvcc; without the
-    define the instruction is absent."""
+    CTAs exit (CUTLASS emits that instruction only under the define). The generated partial unit of
+    SM90_YAML, compiled to PTX by the real nvcc."""
     import subprocess
 
     from cutlass_splitk.cudakit import find_cutlass, find_nvcc

@@ -79,7 +79,7 @@ def flushed_timer(repeat: int = 1, clean: bool = False) -> Callable[[Fn], float]
     writes back as its own loads evict them, unless its loads are marked to be evicted first (the
     sm90 main loops' streamed weights). ``clean``: CUDA events after *reading* a 256 MiB buffer
     instead, so every call starts from an L2 holding clean lines only (BENCHMARKS.md, session 18)."""
-    single = _flushed_single(clean)
+    single = flushed_single(clean)
     return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
 
 
@@ -90,7 +90,7 @@ def flushed_times(fns: Sequence[Fn], repeat: int = 1, clean: bool = False,
     function the smallest of its medians. A long sweep leaves the GPU hot and its clocks lower
     for a while: timed one after another, the first function would pay for it alone (session 19:
     a 4096 x 4096 x 14336 chain read 882.6 us right after a sweep and 761.2 unswept)."""
-    single = single or _flushed_single(clean)
+    single = single or flushed_single(clean)
     best = [float("inf")] * len(fns)
     for r in range(max(1, repeat)):
         for j in range(len(fns)):
@@ -99,8 +99,9 @@ def flushed_times(fns: Sequence[Fn], repeat: int = 1, clean: bool = False,
     return best
 
 
-def _flushed_single(clean: bool) -> Callable[[Fn], float]:
-    """One flushed timing run of a function: its median, in microseconds (see flushed_timer)."""
+def flushed_single(clean: bool) -> Callable[[Fn], float]:
+    """One flushed timing run of a function: its median, in microseconds (see flushed_timer). Its
+    flush buffer (256 MiB) lives as long as the returned function: make it once per benchmark."""
     if clean:
         source = torch.ones(256 << 20, dtype=torch.int8, device="cuda")
         return lambda fn: median_time(fn, reps=50, warmup=5, before=lambda: torch.sum(source, dtype=torch.int32))
