@@ -1,0 +1,127 @@
+// Probe (round 30, not part of the library): what CUTLASS's own TMA warp-specialized epilogue
+// costs on the squares, against our register-direct FusedWarpEpilogue. The same main loop as
+// the shipped in-kernel square tile (128x256x64, cooperative, 1x2 cluster, stage count from
+// the carve-out) with three epilogues built from CUTLASS's visitor tree:
+//   kind 0: D = acc                         (the GEMM alone, TMA store)
+//   kind 1: D = gelu(acc + bias)            (bias per column, our GELU)
+//   kind 2: D = gelu(acc + bias) * E        (E fed as CUTLASS's source C: TMA-loaded by the
+//                                            epilogue's producer warp while the MMAs run)
+// No permute (the chain's head split is a store this epilogue cannot express flat); D, E
+// row-major M x N; A row-major M x K; B is the nn.Linear weight (N x K row-major).
+// Build: nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode arch=compute_90a,code=sm_90a
+//        -Xcompiler=-fPIC -shared -I<cutlass>/include
+//        -Icutlass_splitk/templates -DPROBE_KIND=<k> -DPROBE_CLUSTER_M=<1|2> -o probe_<k>.so
+#include <cuda_runtime.h>
+
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+
+#include "cks_activation.cuh"
+
+#ifndef PROBE_KIND
+#define PROBE_KIND 2
+#endif
+#ifndef PROBE_CLUSTER_M
+#define PROBE_CLUSTER_M 1
+#endif
+#ifndef PROBE_TILE_M
+#define PROBE_TILE_M 128
+#endif
+#ifndef PROBE_TILE_N
+#define PROBE_TILE_N 256
+#endif
+
+using namespace cute;
+using Element = cutlass::half_t;
+using TileShape = Shape<Int<PROBE_TILE_M>, Int<PROBE_TILE_N>, _64>;
+using ClusterShape = Shape<Int<PROBE_CLUSTER_M>, Int<3 - PROBE_CLUSTER_M>, _1>;
+constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+
+template <class T>
+struct CksGelu {
+  CUTLASS_HOST_DEVICE float operator()(float x) const { return cks::activate<cks::Act::kGelu>(x, 0.f); }
+  template <int N>
+  CUTLASS_HOST_DEVICE cutlass::Array<float, N> operator()(cutlass::Array<float, N> const& x) const {
+    cutlass::Array<float, N> y;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < N; ++i) y[i] = cks::activate<cks::Act::kGelu>(x[i], 0.f);
+    return y;
+  }
+};
+
+namespace fusion = cutlass::epilogue::fusion;
+using Bias = fusion::Sm90RowBroadcast<0, TileShape, Element, float, Stride<_0, _1, int64_t>, 8>;
+using Linear = fusion::Sm90EVT<fusion::Sm90Compute<cutlass::plus, float, float, kRound>, fusion::Sm90AccFetch, Bias>;
+using Gelu = fusion::Sm90EVT<fusion::Sm90Compute<CksGelu, Element, float, kRound>, Linear>;
+using GeluF = fusion::Sm90EVT<fusion::Sm90Compute<CksGelu, float, float, kRound>, Linear>;
+using Chain = fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, Element, float, kRound>, GeluF,
+                              fusion::Sm90SrcFetch<Element>>;
+using Plain = fusion::LinearCombination<Element, float, void, float, kRound>;
+
+#if PROBE_KIND == 0
+using Fusion = Plain;
+using ElementC = void;
+#elif PROBE_KIND == 1
+using Fusion = Gelu;
+using ElementC = void;
+#else
+using Fusion = Chain;
+using ElementC = Element;
+#endif
+
+using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+    cutlass::epilogue::collective::EpilogueTileAuto, float, float, ElementC, cutlass::layout::RowMajor, 8,
+    Element, cutlass::layout::RowMajor, 8, cutlass::epilogue::TmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
+
+using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, cutlass::layout::RowMajor, 8, Element,
+    cutlass::layout::ColumnMajor, 8, float, TileShape, ClusterShape,
+    cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename Epilogue::SharedStorage))>,
+    cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+
+using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue,
+                                                    cutlass::gemm::PersistentScheduler>;
+using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+
+extern "C" __attribute__((visibility("default"))) int probe_stages() { return Mainloop::DispatchPolicy::Stages; }
+
+extern "C" __attribute__((visibility("default"))) int probe_smem() { return int(Kernel::SharedStorageSize); }
+
+// Returns 0 on success, else a small error code. `workspace` must hold probe_workspace() bytes.
+extern "C" __attribute__((visibility("default"))) int probe_run(int m, int n, int k, void const* a, void const* b,
+                                                                void const* bias, void const* e, void* d,
+                                                                void* workspace, int sms, cudaStream_t stream) {
+  typename Gemm::Arguments args;
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = {m, n, k, 1};
+  args.mainloop.ptr_A = static_cast<Element const*>(a);
+  args.mainloop.ptr_B = static_cast<Element const*>(b);
+  cute::get<0>(args.mainloop.dA) = k;
+  cute::get<0>(args.mainloop.dB) = k;
+  args.epilogue.ptr_C = static_cast<ElementC const*>(e);
+  cute::get<0>(args.epilogue.dC) = n;
+  args.epilogue.ptr_D = static_cast<Element*>(d);
+  cute::get<0>(args.epilogue.dD) = n;
+#if PROBE_KIND == 0
+  args.epilogue.thread.alpha = 1.f;
+  args.epilogue.thread.beta = 0.f;
+#elif PROBE_KIND == 1
+  args.epilogue.thread = {{{}, {static_cast<Element const*>(bias), Element(0), {_0{}, _1{}, 0}}, {}}, {}};
+#else
+  args.epilogue.thread = {{{{}, {static_cast<Element const*>(bias), Element(0), {_0{}, _1{}, 0}}, {}}, {}}, {}, {}};
+#endif
+  args.hw_info.device_id = 0;
+  args.hw_info.sm_count = sms;
+  Gemm gemm;
+  if (gemm.can_implement(args) != cutlass::Status::kSuccess) return 1;
+  if (Gemm::get_workspace_size(args) > (1 << 20)) return 2;
+  if (gemm.initialize(args, workspace, stream) != cutlass::Status::kSuccess) return 3;
+  if (gemm.run(stream) != cutlass::Status::kSuccess) return 4;
+  return 0;
+}
