@@ -44,13 +44,8 @@ template <class Cfg, bool kStreamK>
 struct SplitKGemm {
   using Gemm = typename Cfg::Gemm;
   static_assert(!Gemm::kSwapAB, "swapped operands: parallel split-K only (the fused epilogue stores row-major tiles)");
-#ifdef CKS_SM90_PERSISTENT  // round 31 (experiment): the data-parallel scheduler, split 1 only
-  static constexpr bool kStreamKScheduler = false;
-#else
-  static constexpr bool kStreamKScheduler = Gemm::kCooperative;
-#endif
   using Scheduler = typename cutlass::platform::conditional<
-      kStreamKScheduler, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
+      Gemm::kCooperative, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>,
       Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>, DirectEpilogue<Cfg>,
@@ -72,7 +67,7 @@ struct SplitKGemm {
     }
     args.epilogue.epi = epi;
     args.hw_info = hardware(a.device);
-    if constexpr (kStreamKScheduler) {
+    if constexpr (Gemm::kCooperative) {
       using Decomposition = typename Kernel::TileScheduler::DecompositionMode;
       args.scheduler.splits = kStreamK ? 1 : a.split_k;
       args.scheduler.decomposition_mode =
@@ -95,7 +90,7 @@ struct SplitKGemm {
   static int plan(CksArgs const& a, CksQuery& q, typename Kernel::Arguments& args) {
     typename FusedEpilogue<Cfg>::Params epi;
     if (int s = prepare<Cfg>(a, epi)) return s;
-    if (!kStreamKScheduler && (kStreamK || a.split_k > 1))
+    if (!Gemm::kCooperative && (kStreamK || a.split_k > 1))
       return fail(CKS_ERROR_INVALID_PROBLEM, "ping-pong variants run split 1 only (no in-kernel split-K)");
     if (kStreamK && a.split_k != 1) return fail(CKS_ERROR_INVALID_PROBLEM, "stream-K takes no split factor (split 1)");
     args = arguments(a, epi);
