@@ -16,7 +16,8 @@ gpu_tests() {
 }
 # ab PREFIX OP MATCH RUNS DIRS SHAPE...: variant_ab.py on OP's variants matching MATCH for each
 # build/DIR in turn, once per run suffix in RUNS ("-": one run, no suffix), labelled PREFIX + DIR's
-# last part + the suffix; FLUSH=clean: the flushed column from a clean L2 (variant_ab.py --flush).
+# last part + the suffix; FLUSH=clean: the flushed column from a clean L2 (variant_ab.py --flush);
+# AB_ARGS: more variant_ab.py options (e.g. --scalars).
 ab() {
   local prefix=$1 op=$2 match=$3 runs=$4 dirs=$5; shift 5
   local shapes=(); for s in "$@"; do shapes+=(--shape "$s"); done
@@ -25,7 +26,7 @@ ab() {
     for dir in $dirs; do
       local name=${dir##*/}$run
       python3 benchmarks/variant_ab.py "build/$dir" "$op" --match "$match" "${shapes[@]}" --label "$name" \
-        --flush "${FLUSH:-dirty}" \
+        --flush "${FLUSH:-dirty}" ${AB_ARGS:-} \
         --json "$out/${prefix}_$name.json" > "$out/${prefix}_$name.txt" 2>&1
       echo "$prefix $name rc=$? wrong=$(grep -c WRONG "$out/${prefix}_$name.txt")"
     done

@@ -6,6 +6,11 @@
 #   r31      round 31 (benchmarks/explore_sm90_r31.yaml built with the stream-K scheduler,
 #            build/r31/streamk, and with the persistent one, -DCKS_SM90_PERSISTENT, build/r31/persistent):
 #            the split-1 in-kernel tiles, in turn, twice, flushed and graph, checked against float64
+#   r32      round 32 (benchmarks/explore_sm90_r32.yaml built with FusedWarpEpilogue, build/r32/direct, and
+#            with CUTLASS's TMA epilogue for ops without E or permute, build/r32/tma): every in-kernel
+#            candidate with alpha, beta and C, in turn, twice, flushed and graph, checked against float64
+#   r33      round 33 (benchmarks/explore_sm90_r33.yaml built four ways, build/r33/{tma,prom128,plain,pers}):
+#            bias + GELU on the split-1 tiles, in turn, twice; then round 30's probe (build/probe2)
 #   ncu30    ncu on 8192 x 8192 x 512: CUTLASS's TMA epilogue (probe k0, k1) against ours (linear, bias + GELU)
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
@@ -22,6 +27,18 @@ for phase in "$@"; do
          done
          python3 benchmarks/r8_table.py "$out"/r31_*.json > "$out/r31_table.txt"
          cat "$out/r31_table.txt" ;;
+    r32) for op in linear_f16 bias_gelu_f16 rowbias_leaky_bf16; do
+           AB_ARGS=--scalars ab "r32_$op" "explore90r32_$op" . "${RUNS:-a b}" "${R32:-r32/direct r32/tma}" 8192,8192,512 \
+             4096,4096,1024 4096,4096,4096 1024,1024,16384 77,200,1000
+           python3 benchmarks/r8_table.py "$out"/r32_${op}_*.json > "$out/r32_${op}_table.txt"
+           cat "$out/r32_${op}_table.txt"
+         done ;;
+    r33) ab r33 explore90r33_bias_gelu_f16 . "${RUNS:-a b}" "${R33:-r33/tma r33/prom128 r33/plain r33/pers}" 8192,8192,512 \
+           4096,4096,1024 4096,4096,4096
+         python3 benchmarks/r8_table.py "$out"/r33_*.json > "$out/r33_table.txt"
+         cat "$out/r33_table.txt"
+         python3 benchmarks/probe_tma_epilogue.py build/probe2 - --shape 8192,8192,512 --shape 4096,4096,1024 \
+           --shape 4096,4096,4096 2>&1 | grep -v -e Warning -e capture_end ;;
     ncu30) for c in probe_k0_c1 ours_linear probe_k1_c1 ours_bias_gelu; do
              CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --kernel-name regex:device_kernel --launch-skip 2 \
                --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats \

@@ -11,6 +11,7 @@
 // Build: nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode arch=compute_90a,code=sm_90a
 //        -Xcompiler=-fPIC -shared -I<cutlass>/include
 //        -Icutlass_splitk/templates -DPROBE_KIND=<k> -DPROBE_CLUSTER_M=<1|2> -o probe_<k>.so
+//        (-DPROBE_STREAMK: CUTLASS's stream-K tile scheduler, data-parallel, as our serial split 1)
 #include <cuda_runtime.h>
 
 #include "cute/tensor.hpp"
@@ -22,6 +23,10 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 
 #include "cks_activation.cuh"
+#if PROBE_KIND >= 3
+#include "cks_abi.h"
+#include "sm90_tma_epilogue.cuh"
+#endif
 
 #ifndef PROBE_KIND
 #define PROBE_KIND 2
@@ -63,7 +68,19 @@ using Chain = fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, Element, 
                               fusion::Sm90SrcFetch<Element>>;
 using Plain = fusion::LinearCombination<Element, float, void, float, kRound>;
 
-#if PROBE_KIND == 0
+#if PROBE_KIND >= 3  // kind 1 through the library's own TMA epilogue (sm90_tma_epilogue.cuh)
+struct ProbeCfg {
+  using Element = ::Element;
+  using TileShape = ::TileShape;
+  static constexpr int kTileRows = PROBE_TILE_M, kTileCols = PROBE_TILE_N, kAlignment = 8;
+  static constexpr bool kCooperative = true, kBeta = false;
+  static constexpr cks::Act kAct = cks::Act::kGelu;
+  static constexpr cks::EOp kEOp = cks::EOp::kNone;
+  static constexpr cks::Bias kBias = cks::Bias::kPerCol;
+  static constexpr cks::Permute kPermute = cks::Permute::kNone;
+};
+using ElementC = void;
+#elif PROBE_KIND == 0
 using Fusion = Plain;
 using ElementC = void;
 #elif PROBE_KIND == 1
@@ -74,10 +91,53 @@ using Fusion = Chain;
 using ElementC = Element;
 #endif
 
+#if PROBE_KIND == 3
+using Epilogue = typename cks::sm90::TmaEpilogueConfig<ProbeCfg>::Collective;
+#elif PROBE_KIND == 4 || PROBE_KIND == 5
+// kind 4: the library's tree with a branch-free node (bias present, beta 0); kind 5: its node
+// without the zero C input.
+struct Scalars4 { float alpha = 1.f, beta = 0.f, act_arg = 0.f; bool bias = true; };
+template <class T>
+struct Fn4 {
+  using Arguments = Scalars4;
+  template <int N>
+  CUTLASS_DEVICE cutlass::Array<float, N> operator()(cutlass::Array<float, N> const& acc,
+#if PROBE_KIND == 4
+                                                     cutlass::Array<float, N> const&,
+#endif
+                                                     cutlass::Array<float, N> const& bias, Scalars4 const& s) const {
+    cutlass::Array<float, N> v;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < N; ++i) {
+#if PROBE_KIND == 4
+      v[i] = cks::activate<cks::Act::kGelu>(fmaf(acc[i], s.alpha, bias[i]), s.act_arg);
+#else
+      float x = acc[i];
+      if (!s.bias && s.beta == 0.f) {
+        x *= s.alpha;
+      } else {
+        x = fmaf(x, s.alpha, s.bias ? bias[i] : 0.f);
+      }
+      v[i] = cks::activate<cks::Act::kGelu>(x, s.act_arg);
+#endif
+    }
+    return v;
+  }
+};
+using Fusion45 = fusion::Sm90EVT<fusion::Sm90Compute<Fn4, Element, float, kRound>, fusion::Sm90AccFetch,
+#if PROBE_KIND == 4
+                                 fusion::Sm90ScalarBroadcast<float>,
+#endif
+                                 Bias>;
+using Epilogue = typename cutlass::epilogue::collective::detail::Sm90TmaBuilderImpl<
+    TileShape, Shape<_128, _32>, float, float, void, cutlass::layout::RowMajor, 8, Element,
+    cutlass::layout::RowMajor, 8, Fusion45, cutlass::epilogue::Sm90TmaWarpSpecialized<2, 2, 16, false, true>>::CollectiveOp;
+#else
 using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float, ElementC, cutlass::layout::RowMajor, 8,
     Element, cutlass::layout::RowMajor, 8, cutlass::epilogue::TmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
+#endif
 
 using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, cutlass::layout::RowMajor, 8, Element,
@@ -85,8 +145,12 @@ using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename Epilogue::SharedStorage))>,
     cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
 
-using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue,
-                                                    cutlass::gemm::PersistentScheduler>;
+#ifdef PROBE_STREAMK  // the stream-K scheduler in its data-parallel decomposition, as our serial split 1
+using Scheduler = cutlass::gemm::StreamKScheduler;
+#else
+using Scheduler = cutlass::gemm::PersistentScheduler;
+#endif
+using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, Scheduler>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
 extern "C" __attribute__((visibility("default"))) int probe_stages() { return Mainloop::DispatchPolicy::Stages; }
@@ -113,8 +177,19 @@ extern "C" __attribute__((visibility("default"))) int probe_run(int m, int n, in
   args.epilogue.thread.beta = 0.f;
 #elif PROBE_KIND == 1
   args.epilogue.thread = {{{}, {static_cast<Element const*>(bias), Element(0), {_0{}, _1{}, 0}}, {}}, {}};
+#elif PROBE_KIND == 3 || PROBE_KIND == 4
+  args.epilogue.thread.op_2.ptr_row = static_cast<Element const*>(bias);
+  args.epilogue.thread.op_3.bias = true;
+#elif PROBE_KIND == 5
+  args.epilogue.thread.op_1.ptr_row = static_cast<Element const*>(bias);
+  args.epilogue.thread.op_2.bias = true;
 #else
   args.epilogue.thread = {{{{}, {static_cast<Element const*>(bias), Element(0), {_0{}, _1{}, 0}}, {}}, {}}, {}, {}};
+#endif
+#ifdef PROBE_STREAMK
+  args.scheduler.splits = 1;
+  args.scheduler.decomposition_mode = Kernel::TileScheduler::DecompositionMode::DataParallel;
+  args.scheduler.reduction_mode = Kernel::TileScheduler::ReductionMode::Deterministic;
 #endif
   args.hw_info.device_id = 0;
   args.hw_info.sm_count = sms;

@@ -19,6 +19,7 @@ import sys
 import torch
 
 import cutlass_splitk
+from cutlass_splitk.runtime import reference
 from cutlass_splitk.runtime.reference import epilogue, relative_error
 from cutlass_splitk.runtime.timing import flushed_timer, graph_time
 
@@ -43,6 +44,8 @@ def main(argv=None) -> int:
     p.add_argument("--json")
     p.add_argument("--no-check", action="store_true")
     p.add_argument("--match", help="only the variants whose name contains this regular expression")
+    p.add_argument("--scalars", action="store_true",
+                   help="call with alpha, and beta and C where the op takes them (reference.random_inputs)")
     p.add_argument("--flush", choices=["dirty", "clean"], default="dirty",
                    help="the flushed column's L2 flush (cutlass-splitk bench --flush; default: dirty)")
     args = p.parse_args(argv)
@@ -55,10 +58,11 @@ def main(argv=None) -> int:
         m, n, k = (int(x) for x in spec.split(","))
         view = view_for(op, m, n)
         torch.manual_seed(m * 31 + n * 7 + k)  # the same inputs in every run: digests compare
-        a, b, kw = op.random_inputs(m, n, k, view=view)
+        a, b, kw = reference.random_inputs(op.spec, m, n, k, view=view, device="cuda", scalars=args.scalars)
         ref = None
         if not args.no_check:
-            ref = epilogue(op.spec.epilogue, a.double() @ b.double(), c=kw.get("c"), bias=kw.get("bias"),
+            ref = epilogue(op.spec.epilogue, a.double() @ b.double(), alpha=kw.get("alpha", 1.0),
+                           beta=kw.get("beta", 0.0), c=kw.get("c"), bias=kw.get("bias"),
                            e=kw.get("e"), view=kw.get("view"))
         mm = bench(lambda: torch.matmul(a, b))
         mm_graph = graph_time(lambda: torch.matmul(a, b))

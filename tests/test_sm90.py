@@ -244,7 +244,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x128x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kMul, cks::Bias::kPerCol, cks::Permute::k0213>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kMul, cks::Bias::kPerCol, cks::Permute::k0213, /*beta=*/false>;
 
 // h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -379,3 +379,32 @@ def test_partial_gemm_releases_the_reduction_before_its_epilogue(tmp_path):
                     str(source), "-o", str(ptx)], check=True, capture_output=True, text=True)
     text = ptx.read_text()
     assert text.count("griddepcontrol.launch_dependents;") >= 1
+
+
+@pytest.mark.nvcc
+def test_in_kernel_modes_without_e_or_permute_store_through_tma(tmp_path):
+    """An op without E and without a permuted store gets CUTLASS's TMA epilogue in its in-kernel
+    modes (sm90_tma_epilogue.cuh, round 32): its serial / stream-K kernel stores D with TMA bulk
+    tensor stores, whose shared memory fits what the stage rule leaves the epilogue (a
+    static_assert), and the group names the op's beta. The generated unit of a serial + stream-K
+    group with a per-row bias, compiled to PTX by the real nvcc."""
+    import subprocess
+
+    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
+
+    text = SM90_YAML.replace("{bias: per_col, activation: gelu, e_op: mul, permute: head_split}",
+                             "{alpha: true, beta: true, bias: per_row, activation: leaky_relu}").replace(
+        "        parallel: [2, 4]\n", "        stream_k: true\n")
+    (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
+    assert "cks::Bias::kPerRow, cks::Permute::kNone, /*beta=*/true>;" in group.text
+    source = tmp_path / "group.cu"
+    source.write_text(group.text)
+    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
+    ptx = tmp_path / "group.ptx"
+    subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
+                    "-gencode=arch=compute_90a,code=compute_90a", f"-I{root / 'templates'}",
+                    f"-I{root / 'backends' / 'sm90' / 'templates'}", f"-I{find_cutlass().include}", "-ptx",
+                    str(source), "-o", str(ptx)], check=True, capture_output=True, text=True)
+    stores = [line for line in ptx.read_text().splitlines()
+              if "cp.async.bulk.tensor" in line and ".global.shared::cta" in line]
+    assert stores, "no TMA store in the in-kernel kernels"

@@ -54,16 +54,27 @@ def partial_name(op: OpSpec, v: KernelVariant) -> str:
     return f"partial_{op.dtype.value}_{op.layout.value}_{v.group}"
 
 
+def mode_impl(v: KernelVariant) -> str:
+    """The C++ implementation of a variant's entry points. A serial variant whose only split is 1
+    (no in-kernel split-K to fix up) runs CUTLASS's persistent data-parallel tile scheduler instead
+    of the stream-K one in its data-parallel decomposition: 0-9 % faster on the H100, most where
+    the epilogue weighs (BENCHMARKS.md, session 20, rounds 31 and 33)."""
+    if v.mode is SplitMode.SERIAL and tuple(v.splits) == (1,):
+        return "cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>"
+    return MODE_CPP[v.mode]
+
+
 def render_group(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
     first = variants[0]
-    entries = "".join(_template("entry.cu.in").substitute(variant=v.name, impl=MODE_CPP[v.mode]) for v in variants)
+    entries = "".join(_template("entry.cu.in").substitute(variant=v.name, impl=mode_impl(v)) for v in variants)
     extern = ""
     if any(v.mode is SplitMode.PARALLEL for v in variants):
         extern = (f"extern template struct cks::sm90::PartialGemm<group_{first.group}::Gemm>;  "
                   "// defined in its own unit\n")
     return _template("group.cu.in").substitute(
         group=first.group, activation=ACTIVATION_CPP[op.epilogue.activation], e_op=EOP_CPP[op.epilogue.e_op],
-        bias=BIAS_CPP[op.epilogue.bias], permute=PERMUTE_CPP[op.epilogue.permute], extern_partial=extern,
+        bias=BIAS_CPP[op.epilogue.bias], permute=PERMUTE_CPP[op.epilogue.permute],
+        beta="true" if op.epilogue.beta else "false", extern_partial=extern,
         entry_points=entries, **_gemm_fields(op, first))
 
 

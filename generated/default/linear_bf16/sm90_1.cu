@@ -9,7 +9,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
 }  // namespace group_sm90_t128x128x64_c1x2_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x128x64_c1x2_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x128x64_c1x2_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // linear_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -26,7 +26,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
     /*cluster=*/2, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
 }  // namespace group_sm90_t128x128x64_c2x1_coop_sauto_a8
 namespace group_sm90_t128x128x64_c2x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // linear_bf16_serial_sm90_t128x128x64_c2x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bf16_serial_sm90_t128x128x64_c2x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -52,7 +52,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
 }  // namespace group_sm90_t128x256x64_c1x1_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x256x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x256x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // linear_bf16_parallel_sm90_t128x256x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bf16_parallel_sm90_t128x256x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -69,7 +69,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
     /*cluster=*/1, 2, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
 }  // namespace group_sm90_t128x256x64_c1x2_coop_sauto_a8
 namespace group_sm90_t128x256x64_c1x2_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // linear_bf16_serial_sm90_t128x256x64_c1x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bf16_serial_sm90_t128x256x64_c1x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -86,7 +86,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
     /*cluster=*/1, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // linear_bf16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bf16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -104,7 +104,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
 }  // namespace group_sm90_t64x128x64_c1x2_pp_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t64x128x64_c1x2_pp_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t64x128x64_c1x2_pp_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // linear_bf16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bf16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {

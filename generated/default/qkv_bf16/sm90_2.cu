@@ -9,7 +9,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
 }  // namespace group_sm90_t64x16x128_c1x1_pp_sauto_a8_swab
 extern template struct cks::sm90::PartialGemm<group_sm90_t64x16x128_c1x1_pp_sauto_a8_swab::Gemm>;  // defined in its own unit
 namespace group_sm90_t64x16x128_c1x1_pp_sauto_a8_swab {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::k20314>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::k20314, /*beta=*/false>;
 
 // qkv_bf16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab_query(CksArgs const* args, CksQuery* query) {
@@ -26,7 +26,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
     /*cluster=*/1, 1, cks::sm90::Schedule::kPingpong, /*stages=*/0>;
 }  // namespace group_sm90_t64x32x128_c1x1_pp_sauto_a8
 namespace group_sm90_t64x32x128_c1x1_pp_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::k20314>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::k20314, /*beta=*/false>;
 
 // qkv_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {

@@ -9,7 +9,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x64x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGeluTanh, cks::EOp::kAdd, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGeluTanh, cks::EOp::kAdd, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/false>;
 
 // gelu_tanh_add_bf16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_gelu_tanh_add_bf16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -43,7 +43,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
 }  // namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t64x128x64_c1x1_pp_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGeluTanh, cks::EOp::kAdd, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGeluTanh, cks::EOp::kAdd, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/false>;
 
 // gelu_tanh_add_bf16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_gelu_tanh_add_bf16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {

@@ -9,7 +9,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/false
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x64x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // nn_bias_silu_bf16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_nn_bias_silu_bf16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -43,7 +43,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/false
 }  // namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t64x128x64_c1x1_pp_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // nn_bias_silu_bf16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_nn_bias_silu_bf16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -69,7 +69,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/false
 }  // namespace group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab
 extern template struct cks::sm90::PartialGemm<group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab::Gemm>;  // defined in its own unit
 namespace group_sm90_t64x32x64_c2x1_pp_sauto_a8_swab {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kNone, cks::Bias::kPerCol, cks::Permute::kNone, /*beta=*/true>;
 
 // nn_bias_silu_bf16_parallel_sm90_t64x32x64_c2x1_pp_sauto_a8_swab
 extern "C" CKS_EXPORT int cks_nn_bias_silu_bf16_parallel_sm90_t64x32x64_c2x1_pp_sauto_a8_swab_query(CksArgs const* args, CksQuery* query) {

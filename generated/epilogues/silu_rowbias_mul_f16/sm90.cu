@@ -9,7 +9,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x64x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kMul, cks::Bias::kPerRow, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kMul, cks::Bias::kPerRow, cks::Permute::kNone, /*beta=*/false>;
 
 // silu_rowbias_mul_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -43,7 +43,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t64x128x64_c1x1_pp_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kMul, cks::Bias::kPerRow, cks::Permute::kNone>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kSilu, cks::EOp::kMul, cks::Bias::kPerRow, cks::Permute::kNone, /*beta=*/false>;
 
 // silu_rowbias_mul_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_silu_rowbias_mul_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {

@@ -14,6 +14,7 @@
 //   sm90_config.cuh                 GemmConfig, VariantConfig, the main loop
 //   sm90_launch.cuh                 SM count, checks, kernel launch with clusters
 //   sm90_epilogue.cuh               FusedWarpEpilogue (serial, stream-K)
+//   sm90_tma_epilogue.cuh           CUTLASS's TMA epilogue (serial, stream-K; no E, no permute)
 //   sm90_partial.cuh                PartialGemm (declared; its own unit defines it)
 //   sm90_gemm.cuh                   SplitKGemm (serial, stream-K), ParallelGemm
 #pragma once
@@ -29,5 +30,6 @@
 #include "sm90_config.cuh"
 #include "sm90_launch.cuh"
 #include "sm90_epilogue.cuh"
+#include "sm90_tma_epilogue.cuh"
 #include "sm90_partial.cuh"
 #include "sm90_gemm.cuh"

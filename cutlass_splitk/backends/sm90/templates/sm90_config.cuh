@@ -1,7 +1,7 @@
 // cutlass-splitk sm90 backend: the configuration a generated unit chooses. GemmConfig is
 // what the main loop needs (and all a partial GEMM depends on); VariantConfig adds the op's
 // fused epilogue (the Cfg concept of FusedEpilogue: Element, kAlignment, kAct, kEOp, kBias,
-// kPermute).
+// kPermute; and kBeta, whether the op reads C, for the TMA epilogue).
 #pragma once
 
 #include "cute/tensor.hpp"
@@ -59,9 +59,10 @@ struct GemmConfig {
   static constexpr int kAlignment = 8;     // TMA: 16-byte rows
 };
 
-template <class Gemm_, Act kAct_, EOp kEOp_, Bias kBias_, Permute kPermute_>
+template <class Gemm_, Act kAct_, EOp kEOp_, Bias kBias_, Permute kPermute_, bool kBeta_>
 struct VariantConfig : Gemm_ {
   using Gemm = Gemm_;
+  static constexpr bool kBeta = kBeta_;  // the op takes beta * C
   static constexpr Act kAct = kAct_;
   static constexpr EOp kEOp = kEOp_;
   static constexpr Bias kBias = kBias_;
@@ -71,8 +72,15 @@ struct VariantConfig : Gemm_ {
 // The TMA + wgmma main loop, its stage count left to fill shared memory after the epilogue's
 // kCarveout bytes unless the config fixes it; the weight streamed with EVICT_FIRST where it is
 // read once (sm90_mainloop.cuh).
+#ifdef CKS_SM90_PLAIN_MAINLOOP  // round 33 (experiment): CUTLASS's collective as built
+template <class Base, bool kSwapAB>
+using MainloopWrapper = Base;
+#else
+template <class Base, bool kSwapAB>
+using MainloopWrapper = StreamingMainloop<Base, kSwapAB>;
+#endif
 template <class Gemm, int kCarveout>
-using Mainloop = StreamingMainloop<
+using Mainloop = MainloopWrapper<
     typename cutlass::gemm::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::Element, typename Gemm::LayoutA,
         Gemm::kAlignment, typename Gemm::Element, typename Gemm::LayoutB, Gemm::kAlignment, float,

@@ -1,6 +1,7 @@
 // cutlass-splitk sm90 backend: the fused epilogue of the in-kernel modes (serial split-K,
-// stream-K), as a CUTLASS 3.x collective epilogue (wrapped by CUTLASS's adapter for the
-// warp-specialized kernels). It applies the shared FusedEpilogue, so it computes exactly what
+// stream-K) for ops with E or a permuted store (the others take CUTLASS's TMA epilogue,
+// sm90_tma_epilogue.cuh), as a CUTLASS 3.x collective epilogue (wrapped by CUTLASS's adapter for
+// the warp-specialized kernels). It applies the shared FusedEpilogue, so it computes exactly what
 // the sm80 backend and the parallel reduction compute.
 #pragma once
 

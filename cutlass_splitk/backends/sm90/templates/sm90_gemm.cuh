@@ -3,8 +3,10 @@
 //   * serial (SplitKGemm<Cfg, false>): one kernel. CUTLASS's stream-K tile scheduler in its
 //     SplitK decomposition gives each CTA one K partition of a tile; the partitions meet in an
 //     f32 workspace in K order (ReductionMode::Deterministic: a turnstile per tile, so the sum
-//     is bitwise reproducible), and only the CTA that finishes a tile runs FusedWarpEpilogue,
-//     once, on the complete f32 sum. Split 1 is the data-parallel decomposition.
+//     is bitwise reproducible), and only the CTA that finishes a tile runs the fused epilogue,
+//     once, on the complete f32 sum: CUTLASS's TMA epilogue where the op has no E and no permuted
+//     store (sm90_tma_epilogue.cuh), else FusedWarpEpilogue. Split 1 is the data-parallel
+//     decomposition.
 //   * stream_k (SplitKGemm<Cfg, true>): the same kernel with the StreamK decomposition: whole
 //     tiles plus stream-K units that split the remaining K iterations evenly over the SMs.
 //   * parallel (ParallelGemm<Cfg>): the batched partial GEMM (sm90_partial.cuh) writes f32
@@ -35,21 +37,43 @@
 #include "sm90_config.cuh"
 #include "sm90_epilogue.cuh"
 #include "sm90_launch.cuh"
+#include "sm90_tma_epilogue.cuh"
 #include "sm90_partial.cuh"
 
 namespace cks {
 namespace sm90 {
 
-template <class Cfg, bool kStreamK>
+// The in-kernel modes' epilogue: CUTLASS's TMA epilogue where the op has no E and no permuted
+// store (sm90_tma_epilogue.cuh), else FusedWarpEpilogue.
+template <class Cfg, bool kTma = kTmaEpilogue<Cfg>>
+struct InKernelEpilogue {
+  using type = DirectEpilogue<Cfg>;
+  static void fill(typename type::Arguments& e, CksArgs const&, typename FusedEpilogue<Cfg>::Params const& epi) {
+    e.epi = epi;
+  }
+};
+template <class Cfg>
+struct InKernelEpilogue<Cfg, true> {
+  using type = typename TmaEpilogueConfig<Cfg>::Collective;
+  static void fill(typename type::Arguments& e, CksArgs const& a, typename FusedEpilogue<Cfg>::Params const&) {
+    TmaEpilogueConfig<Cfg>::fill(e, a);
+  }
+};
+
+// kSplitOne: a serial variant whose only split is 1: CUTLASS's persistent data-parallel tile
+// scheduler (ping-pong variants always take it) instead of the stream-K one.
+template <class Cfg, bool kStreamK, bool kSplitOne = false>
 struct SplitKGemm {
   using Gemm = typename Cfg::Gemm;
   static_assert(!Gemm::kSwapAB, "swapped operands: parallel split-K only (the fused epilogue stores row-major tiles)");
+  static_assert(!(kStreamK && kSplitOne), "stream-K needs the stream-K scheduler");
+  static constexpr bool kStreamKScheduler = Gemm::kCooperative && !kSplitOne;
   using Scheduler = typename cutlass::platform::conditional<
-      Gemm::kCooperative, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
+      kStreamKScheduler, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>,
-      Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>, DirectEpilogue<Cfg>,
-      Scheduler>;
+      Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>,
+      typename InKernelEpilogue<Cfg>::type, Scheduler>;
   static_assert(Kernel::SharedStorageSize <= 232448, "more shared memory than one sm_90 block can have");
 
   static typename Kernel::Arguments arguments(CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
@@ -65,9 +89,9 @@ struct SplitKGemm {
     } else {
       cute::get<1>(args.mainloop.dB) = a.ldb;
     }
-    args.epilogue.epi = epi;
+    InKernelEpilogue<Cfg>::fill(args.epilogue, a, epi);
     args.hw_info = hardware(a.device);
-    if constexpr (Gemm::kCooperative) {
+    if constexpr (kStreamKScheduler) {
       using Decomposition = typename Kernel::TileScheduler::DecompositionMode;
       args.scheduler.splits = kStreamK ? 1 : a.split_k;
       args.scheduler.decomposition_mode =
@@ -90,8 +114,9 @@ struct SplitKGemm {
   static int plan(CksArgs const& a, CksQuery& q, typename Kernel::Arguments& args) {
     typename FusedEpilogue<Cfg>::Params epi;
     if (int s = prepare<Cfg>(a, epi)) return s;
-    if (!Gemm::kCooperative && (kStreamK || a.split_k > 1))
-      return fail(CKS_ERROR_INVALID_PROBLEM, "ping-pong variants run split 1 only (no in-kernel split-K)");
+    if (!kStreamKScheduler && (kStreamK || a.split_k > 1))
+      return fail(CKS_ERROR_INVALID_PROBLEM, Gemm::kCooperative ? "this variant runs split 1 only"
+                                                                : "ping-pong variants run split 1 only (no in-kernel split-K)");
     if (kStreamK && a.split_k != 1) return fail(CKS_ERROR_INVALID_PROBLEM, "stream-K takes no split factor (split 1)");
     args = arguments(a, epi);
     if (!Kernel::can_implement(args))
