@@ -6,6 +6,9 @@
 //   kind 1: D = gelu(acc + bias)            (bias per column, our GELU)
 //   kind 2: D = gelu(acc + bias) * E        (E fed as CUTLASS's source C: TMA-loaded by the
 //                                            epilogue's producer warp while the MMAs run)
+//   kind 3: kind 1 through the library's own epilogue type (sm90_tma_epilogue.cuh's
+//           TmaEpilogueConfig, as the library builds it); kinds 4 and 5: its tree with the compute
+//           node branch-free, and without the C leaf (round 33: what made kind 3 slower)
 // No permute (the chain's head split is a store this epilogue cannot express flat); D, E
 // row-major M x N; A row-major M x K; B is the nn.Linear weight (N x K row-major).
 // Build: nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode arch=compute_90a,code=sm_90a

@@ -118,6 +118,12 @@ class EpilogueSpec:
     e_op: EOp = EOp.NONE
     permute: Permute = Permute.NONE
 
+    @property
+    def tma_in_kernel(self) -> bool:
+        """Whether the sm90 in-kernel modes store this epilogue through CUTLASS's TMA epilogue (no E,
+        no permuted store: sm90_tma_epilogue.cuh's kTmaEpilogue)."""
+        return self.e_op is EOp.NONE and self.permute is Permute.NONE
+
     def to_json(self) -> dict:
         return {
             "alpha": self.alpha,

@@ -876,11 +876,15 @@ def test_default_config():
 def test_epilogues_config():
     config = load_config(CONFIGS / "epilogues.yaml")
     ops = {o.name: o for o in config.ops}
-    assert len(ops) == 6 and config.pruned == ()
+    assert len(ops) == 8 and config.pruned == ()
     # sm80: alignment [8, 2] x 2 modes; sm90: a cooperative tile in 3 modes, a ping-pong one in 2
     assert len(ops["relu_rowbias_add_f16"].variants) == 4 + 3 + 2
     assert ops["leaky_add_permute_f16"].epilogue.leaky_slope == 0.1
     assert ops["nn_bias_silu_bf16"].layout is Layout.NN
+    # the sm90 in-kernel TMA epilogue's coverage: a per-row bias with a slope, and nothing at all
+    assert [(o.epilogue.tma_in_kernel, {v.backend.value for v in o.variants}, len(o.variants))
+            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 5)] * 2
+    assert ops["rowbias_leaky_f16"].epilogue.leaky_slope == 0.2
 
 
 # --- property: never anything but Config or ConfigError ----------------------------------------------------

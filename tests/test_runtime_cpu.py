@@ -714,7 +714,7 @@ def test_dispatch_runs_the_best_candidate():
     a, b = a_(), w_()
     bias = torch.randn(N, dtype=H)
     out = op(a, b, bias=bias, alpha=2.0, split_k=2)
-    best = dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 2)[0]
+    best = dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 2, tma_epilogue=op.spec.epilogue.tma_in_kernel)[0]
     assert [(kind, name) for kind, name, _ in op.bound.calls] == [
         ("query", best.variant.name), ("run", best.variant.name)]
     args = op.bound.calls[-1][2]
@@ -848,7 +848,8 @@ def test_dispatch_unknown_variant():
 def test_dispatch_explicit_variant_and_mode():
     op = make_op("linear_f16")
     # a parallel variant accepting split 8 that the heuristic would not pick by itself
-    preferred = dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 8)[0].variant.name
+    preferred = dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 8,
+                              tma_epilogue=op.spec.epilogue.tma_in_kernel)[0].variant.name
     name = next(v.name for v in op.spec.variants
                 if v.mode.value == "parallel" and 8 in v.splits and v.name != preferred)
     op(a_(), w_(), variant=name, split_k=8)
@@ -869,7 +870,8 @@ def test_dispatch_falls_back_when_the_library_rejects_a_candidate():
 
     op = make_op("linear_f16", query_status=status)
     op(a_(), w_(), split_k=4)
-    ranked = [c.variant.name for c in dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 4)]
+    ranked = [c.variant.name for c in dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 4,
+                                                    tma_epilogue=op.spec.epilogue.tma_in_kernel)]
     assert [(k, n) for k, n, _ in op.bound.calls] == [("query", ranked[0]), ("query", ranked[1]),
                                                        ("run", ranked[1])]
 
@@ -888,7 +890,7 @@ def test_dispatch_nothing_can_run():
 def test_dispatch_kernel_error():
     op = make_op("linear_f16", run_status=abi.STATUS_CUDA)
     message = raises(KernelError, lambda: op(a_(), w_(), split_k=1))
-    best = dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 1)[0].variant.name
+    best = dispatch.rank(op.spec.variants, M, N, K, FAKE_DEVICE, 1, tma_epilogue=op.spec.epilogue.tma_in_kernel)[0].variant.name
     assert message == f"linear_f16: {best} (split 1) failed for M={M} N={N} K={K}: CUDA error: boom"
 
 

@@ -4,6 +4,7 @@ of its variants, the bytes its generator emits, and (nvcc marker) a real sm_90a 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -364,21 +365,24 @@ def test_partial_gemm_releases_the_reduction_before_its_epilogue(tmp_path):
     before its last tile's epilogue, so the PDL-launched reduction is scheduled before the GEMM's
     CTAs exit (CUTLASS emits that instruction only under the define). The generated partial unit of
     SM90_YAML, compiled to PTX by the real nvcc."""
+    partial = codegen.render(parse_config(SM90_YAML, "x.yaml"))[1]
+    assert compile_ptx(partial.text, tmp_path).count("griddepcontrol.launch_dependents;") >= 1
+
+
+def compile_ptx(source_text: str, tmp_path: Path) -> str:
+    """A generated unit compiled to sm_90a PTX by the real nvcc: the PTX text."""
     import subprocess
 
     from cutlass_splitk.cudakit import find_cutlass, find_nvcc
 
-    partial = codegen.render(parse_config(SM90_YAML, "x.yaml"))[1]
-    source = tmp_path / "partial.cu"
-    source.write_text(partial.text)
+    source, ptx = tmp_path / "unit.cu", tmp_path / "unit.ptx"
+    source.write_text(source_text)
     root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
-    ptx = tmp_path / "partial.ptx"
     subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
                     "-gencode=arch=compute_90a,code=compute_90a", f"-I{root / 'templates'}",
                     f"-I{root / 'backends' / 'sm90' / 'templates'}", f"-I{find_cutlass().include}", "-ptx",
                     str(source), "-o", str(ptx)], check=True, capture_output=True, text=True)
-    text = ptx.read_text()
-    assert text.count("griddepcontrol.launch_dependents;") >= 1
+    return ptx.read_text()
 
 
 @pytest.mark.nvcc
@@ -388,23 +392,24 @@ def test_in_kernel_modes_without_e_or_permute_store_through_tma(tmp_path):
     tensor stores, whose shared memory fits what the stage rule leaves the epilogue (a
     static_assert), and the group names the op's beta. The generated unit of a serial + stream-K
     group with a per-row bias, compiled to PTX by the real nvcc."""
-    import subprocess
-
-    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
-
     text = SM90_YAML.replace("{bias: per_col, activation: gelu, e_op: mul, permute: head_split}",
                              "{alpha: true, beta: true, bias: per_row, activation: leaky_relu}").replace(
         "        parallel: [2, 4]\n", "        stream_k: true\n")
     (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
     assert "cks::Bias::kPerRow, cks::Permute::kNone, /*beta=*/true>;" in group.text
-    source = tmp_path / "group.cu"
-    source.write_text(group.text)
-    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
-    ptx = tmp_path / "group.ptx"
-    subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
-                    "-gencode=arch=compute_90a,code=compute_90a", f"-I{root / 'templates'}",
-                    f"-I{root / 'backends' / 'sm90' / 'templates'}", f"-I{find_cutlass().include}", "-ptx",
-                    str(source), "-o", str(ptx)], check=True, capture_output=True, text=True)
-    stores = [line for line in ptx.read_text().splitlines()
+    stores = [line for line in compile_ptx(group.text, tmp_path).splitlines()
               if "cp.async.bulk.tensor" in line and ".global.shared::cta" in line]
     assert stores, "no TMA store in the in-kernel kernels"
+
+
+def test_split_one_only_serial_variants_take_the_persistent_scheduler():
+    """A serial variant whose only split is 1 has no in-kernel split-K to fix up: its entry points
+    instantiate SplitKGemm with kSplitOne (CUTLASS's persistent scheduler, round 33); serial
+    variants with more splits, stream-K and parallel keep theirs."""
+    text = SM90_YAML.replace("        serial: [1, 2]\n", "        serial: [1]\n        stream_k: true\n")
+    (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
+    impls = sorted(set(re.findall(r"cks::(?:replayed_run<)?(cks::sm90::\w+<Config[^>]*>)", group.text)))
+    assert impls == ["cks::sm90::ParallelGemm<Config>", "cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>",
+                     "cks::sm90::SplitKGemm<Config, true>"]
+    (two,) = [u for u in codegen.render(parse_config(SM90_YAML, "x.yaml")) if u.name == "sm90"]
+    assert "split 1 only" not in two.text and "cks::sm90::SplitKGemm<Config, false>" in two.text

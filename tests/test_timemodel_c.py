@@ -1,4 +1,4 @@
-"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v3) against the Python
+"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v4) against the Python
 model it mirrors (runtime/timemodel.py through dispatch.rank): the same candidates, in the same
 order, with bit-identical predicted times, for every variant of the shipped and the exploration
 configs, on several modelled GPUs and thousands of problems. The header is compiled here by the
@@ -62,7 +62,7 @@ def cks_rank(tmp_path_factory):
 
 def _python(op, m, n, k, dev, split):
     return [(c.variant.name, c.split, c.parts, c.predicted_us)
-            for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs)]
+            for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs, op.epilogue.tma_in_kernel)]
 
 
 def _problems(rng, count):
@@ -81,6 +81,7 @@ def test_every_shipped_and_explored_variant_is_covered():
     clusters = {v.params.cluster for op in OPS for v in op.variants if v.backend is Backend.SM90}
     assert backends == {Backend.SM80, Backend.SM90} and modes == {"serial", "parallel", "stream_k"}
     assert len(clusters) >= 2, clusters
+    assert {op.epilogue.tma_in_kernel for op in OPS} == {False, True}  # both in-kernel epilogues' costs
 
 
 @pytest.mark.parametrize("dev", DEVICES, ids=lambda d: d.name)
@@ -88,7 +89,7 @@ def test_c_model_ranks_like_the_python_model(cks_rank, dev):
     rng = random.Random(20261123)
     compared = 0
     for op in OPS:
-        ranking = NativeRanking(cks_rank, op.variants, op.archs, dev)
+        ranking = NativeRanking(cks_rank, op.variants, op.archs, dev, op.epilogue.tma_in_kernel)
         splits = sorted({s for v in op.variants for s in v.splits})
         for m, n, k in _problems(rng, 40):
             split = rng.choice([None, None, rng.choice(splits)])
@@ -109,7 +110,7 @@ def test_c_model_offers_nothing_where_python_offers_nothing(cks_rank):
 
 
 def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch):
-    """The launcher asks cks_rank_v3 when the bound library has it (and never the Python model),
+    """The launcher asks cks_rank_v4 when the bound library has it (and never the Python model),
     once per (pool, device) building the ranking."""
     from cutlass_splitk.runtime.launcher import Launcher
 
@@ -121,7 +122,8 @@ def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch):
     pool = list(op.variants)
     first = launcher.ranked(pool, 16, 4096, 4096, dev, None, 0)
     monkeypatch.undo()
-    assert first == [(c.variant.name, c.split) for c in dispatch.rank(pool, 16, 4096, 4096, dev, None, op.archs)]
+    assert op.epilogue.tma_in_kernel  # the launcher passes it on
+    assert first == [(c.variant.name, c.split) for c in dispatch.rank(pool, 16, 4096, 4096, dev, None, op.archs, True)]
     built = launcher._rankings.lookup((id(pool), 0))
     assert launcher.ranked(pool, 17, 4096, 4096, dev, None, 0) and launcher._rankings.lookup((id(pool), 0)) is built
     a100 = DEVICES[3]  # another GPU model under the same index: a new ranking

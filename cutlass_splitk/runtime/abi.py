@@ -71,7 +71,8 @@ MODEL_CONSTANTS = (
     "reduce_bw_fraction", "sm90_flops_per_sm", "sm90_eff_exponent", "sm90_bw_fraction", "sm90_sm_bytes_per_s",
     "sm90_k_depth_exponent", "sm90_l2_factor", "sm90_wave_overhead_us", "sm90_fixup_latency_us",
     "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element", "sm90_streamk_us",
-    "sm90_streamk_fraction", "sm90_box_bytes_per_s", "sm90_oob_bytes_per_s", "sm90_l2_bytes", "sm90_weight_reread")
+    "sm90_streamk_fraction", "sm90_box_bytes_per_s", "sm90_oob_bytes_per_s", "sm90_l2_bytes", "sm90_weight_reread",
+    "sm90_tma_epilogue_us_per_element")
 
 
 class CksModel(ctypes.Structure):
@@ -82,6 +83,7 @@ class CksModel(ctypes.Structure):
 
 
 MODEL_SWAP_AB = 1  # CksModelVariant.flags (CKS_MODEL_SWAP_AB): an sm90 kernel with swapped operands
+MODEL_TMA_EPILOGUE = 2  # CKS_MODEL_TMA_EPILOGUE: its in-kernel modes take CUTLASS's TMA epilogue
 
 
 class CksModelVariant(ctypes.Structure):
@@ -108,7 +110,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v3 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v4 (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -142,9 +144,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v3`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v4`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v3
+        fn = handle.cks_rank_v4
     except AttributeError:
         return None
     fn.restype = ctypes.c_int
@@ -155,4 +157,4 @@ def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
 
 
 __all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked",
-           "MODEL_CONSTANTS", "MODEL_SWAP_AB", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]
+           "MODEL_CONSTANTS", "MODEL_SWAP_AB", "MODEL_TMA_EPILOGUE", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]

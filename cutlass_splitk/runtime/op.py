@@ -133,7 +133,8 @@ class Op:
         """The ranked (variant, split) candidates the call allows (only those that run on
         ``dev`` unless ``runnable_only`` is False)."""
         archs = self.spec.archs if runnable_only else None
-        return dispatch.rank(self.pool(split_k, mode, variant), m, n, k, dev, split_k, archs)
+        return dispatch.rank(self.pool(split_k, mode, variant), m, n, k, dev, split_k, archs,
+                             self.spec.epilogue.tma_in_kernel)
 
     def pool(self, split_k: Any, mode: Any, variant: Any) -> List[KernelVariant]:
         """The built variants allowed by the caller's split_k / mode / variant (validated;

@@ -5,7 +5,7 @@ the first call of every new problem, written for host time (each variant's split
 and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v3``; dispatch.NativeRanking passes it this
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v4``; dispatch.NativeRanking passes it this
 module's constants): **a change to the arithmetic below must be made there too**, in the same
 order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
@@ -26,26 +26,24 @@ Model (all times in microseconds):
 
 sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their
 own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)`` (a remainder slice is a
-second launch, timed after the first) + the reduction; serial = ``split`` partitions per tile meeting in
-an f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration
-spread evenly over the SMs + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop (its partial tiles,
-workspace traffic and imbalance: 3-15 % on the H100's squares). The in-kernel modes' epilogue does not
-overlap the main loop. One CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) **
-SM90_K_DEPTH_EXPONENT`` from DRAM (a 64-deep tile with K a multiple of 128, promoted to 256-byte L2
-fetches, as a 128-deep one), so few work units of a deep tile fill DRAM sooner; and its TMA boxes
-(``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge
-(zero-filled) at only ``SM90_OOB_BYTES_PER_S`` (session 11: 64x32x128 takes 44 µs at M = 64 and 58 at
-M = 16 on 16 x 4096 x 14336), which ``t_mem`` takes as its floor per wave. Waves count the CTAs
-CUTLASS's schedulers launch: the tile grid rounded up to whole clusters, padding tiles included (session 17:
-5 x 5 tiles in 1x2 clusters run as 5 x 6, so split 5 is two waves). A variant is a candidate only where it
-runs: sm90 variants on compute capability 9.0, sm80 variants where a cubin does (same major, minor >= target).
+second launch, timed after the first) + the reduction; serial = ``split`` partitions per tile meeting in an
+f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread
+evenly over the SMs + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop (3-15 % on the H100's
+squares). The in-kernel modes' epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or
+permute: ``tma_epilogue``) mostly overlaps the next tile's, where no fix-up precedes it. One CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S * (tk /
+64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (a 64-deep tile with K a multiple of 128, promoted to 256-byte L2
+fetches, as a 128-deep one), and its TMA boxes (``tm + tn`` rows of ``k_len``) at most at
+``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled) at ``SM90_OOB_BYTES_PER_S`` (session 11:
+64x32x128 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336): ``t_mem``'s floor per wave. Waves
+count the CTAs CUTLASS's schedulers launch: the tile grid rounded up to whole clusters (session 17: 5 x 5
+tiles in 1x2 clusters run as 5 x 6, so split 5 is two waves). A variant is a candidate only where it runs:
+sm90 variants on compute capability 9.0, sm80 variants where a cubin does (same major, minor >= target).
 
-The sm80 constants were refitted on an H100 sweep of every (variant, split) of the sm80 tiles
-(``benchmarks/fit_model.py --backend sm80`` over ``benchmarks/explore_h100.json``): the pick is within
-5 % of the best on every suite shape. The sm90 constants were fitted on sweeps of the shipped sm90 grid
-(``--backend sm90``, the bench suite in f16 and bf16 and twelve other skinny shapes: BENCHMARKS.md);
-session 11 added the TMA box rates, session 19 a weight's re-reads (past L2, tiles read by several cluster
-rows: 128 x 2048 x 28672's pick 1.01-1.10 -> 1.00-1.01 on the grid's 7 sweeps; no other pick moved).
+The sm80 constants were refitted on an H100 sweep of the sm80 tiles (``benchmarks/fit_model.py --backend
+sm80`` over ``benchmarks/explore_h100.json``): the pick within 5 % of the best on every suite shape. The sm90
+constants were fitted on sweeps of the shipped sm90 grid (``--backend sm90``, the suite in f16 and bf16 and
+twelve other skinny shapes: BENCHMARKS.md); session 11 added the TMA box rates, session 19 a weight's
+re-reads (past L2, read by several cluster rows), session 20 the TMA epilogue's cost (round 33).
 """
 
 from __future__ import annotations
@@ -77,6 +75,7 @@ SM90_FIXUP_LATENCY_US = 1.8
 SM90_FIXUP_US_PER_ELEMENT = 2.46 / (128 * 128)
 SM90_MEMSET_US = 1.0  # zeroing the stream-K turnstiles before a split launch
 SM90_EPILOGUE_US_PER_ELEMENT = 2.06 / (128 * 128)
+SM90_TMA_EPILOGUE_US_PER_ELEMENT = 0.2 / (128 * 128)  # CUTLASS's TMA epilogue (round 33: 0.19-0.26)
 SM90_STREAMK_US = 16.0  # stream-K's partial-tile fix-ups and imbalance
 SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % measured on the squares)
 SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
@@ -87,7 +86,6 @@ SM90_WEIGHT_REREAD = 0.2  # share of a weight past L2 read from DRAM again per f
 @dataclass(frozen=True)
 class DeviceInfo:
     """What the model needs to know about a GPU."""
-
     name: str
     sm_count: int
     bandwidth: float  # bytes/s, device memory (read + write)
@@ -180,7 +178,7 @@ def sm90_slices(k: int, split: int) -> Tuple[int, int, int]:
     return length, k // length, k % length
 
 
-def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo) -> List[Candidate]:
+def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo, tma: bool) -> List[Candidate]:
     # Every split at once: what does not depend on the split is computed once per variant.
     (tm, tn), tk = v.params.output_tile(v.tile), v.tile[2]  # over the op's output (swap_ab: see spec)
     cm, cn = v.params.output_cluster()
@@ -200,13 +198,14 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw = SM90_L2_FACTOR * bw
     flops_per_k = 2.0 * tm * tn
-    epilogue = -(-tiles // sms) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
     fixup = SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT
     parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
     k_tiles = max(1, -(-k // tk))  # serial: at most one partition per k-tile
     reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
-    in_kernel = (SM90_STREAMK_US if stream_k else 0.0) + epilogue
+    in_kernel = (SM90_STREAMK_US if stream_k else 0.0) + -(-tiles // sms) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
+    in_kernel_one = ((SM90_STREAMK_US if stream_k else 0.0) + -(-tiles // sms) * tm * tn * SM90_TMA_EPILOGUE_US_PER_ELEMENT
+                     if tma else in_kernel)  # CUTLASS's TMA epilogue: split 1 and stream-K (after a fix-up: no faster)
     kind = "reduce" if parallel else "fix-up + epilogue"
     mem_full = unique_bytes / (SM90_BW_FRACTION * bw) * 1e6  # DRAM time when the CTAs' streams fill it
     new, out = tuple.__new__, []
@@ -216,8 +215,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         streamed = (work if work < sms else sms) * cta_stream / bw
         t_mem = (mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6) * share
         t_l2 = work * cta_bytes_per_k * k_len / l2_bw * 1e6
-        if t_l2 > t_mem:
-            t_mem = t_l2
+        t_mem = t_l2 if t_l2 > t_mem else t_mem
         if stream_k:
             waves = 1
             t_compute = flops_per_k * padded_tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
@@ -226,8 +224,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             waves = -(-units // sms)
             t_compute = waves * (flops_per_k * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
             t_box = waves * box_s_per_k * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
-        if t_box > t_mem:
-            t_mem = t_box
+        t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
 
     for split in splits:
@@ -251,7 +248,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             extra = reduce_fixed + parts * reduce_per_part
         else:
             steps = parts - 1
-            extra = (steps * fixup + SM90_MEMSET_US if steps else 0.0) + in_kernel
+            extra = (steps * fixup + SM90_MEMSET_US) + in_kernel if steps else in_kernel_one
             if stream_k:
                 extra += SM90_STREAMK_FRACTION * t_main
         out.append(new(Candidate, (v, split, parts, launches * LAUNCH_US + t_main + extra,
@@ -260,8 +257,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
 
 
 def _predict_sm80(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo) -> List[Candidate]:
-    tm, tn, _ = v.tile
-    bw = dev.bandwidth
+    (tm, tn, _), bw = v.tile, dev.bandwidth
     tiles = -(-m // tm) * -(-n // tn)
     occ = occupancy(v)
     slots = dev.sm_count * occ
@@ -291,10 +287,13 @@ def _predict_sm80(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     return out
 
 
-def predict_splits(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo) -> List[Candidate]:
-    """The candidates of ``v`` at each of ``splits`` (in that order)."""
-    return (_predict_sm90 if v.backend is Backend.SM90 else _predict_sm80)(v, m, n, k, splits, dev)
+def predict_splits(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo,
+                   tma_epilogue: bool = False) -> List[Candidate]:
+    """The candidates of ``v`` at each of ``splits`` (in that order). ``tma_epilogue``: the op has no E
+    and no permute (EpilogueSpec.tma_in_kernel), so its sm90 in-kernel modes take CUTLASS's TMA epilogue."""
+    sm90 = v.backend is Backend.SM90
+    return _predict_sm90(v, m, n, k, splits, dev, tma_epilogue) if sm90 else _predict_sm80(v, m, n, k, splits, dev)
 
 
-def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo) -> Candidate:
-    return predict_splits(v, m, n, k, (split,), dev)[0]
+def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo, tma_epilogue: bool = False) -> Candidate:
+    return predict_splits(v, m, n, k, (split,), dev, tma_epilogue)[0]

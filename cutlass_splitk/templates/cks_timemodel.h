@@ -30,15 +30,15 @@ typedef struct CksModel {
   double sm90_flops_per_sm, sm90_eff_exponent, sm90_bw_fraction, sm90_sm_bytes_per_s, sm90_k_depth_exponent,
       sm90_l2_factor, sm90_wave_overhead_us, sm90_fixup_latency_us, sm90_fixup_us_per_element, sm90_memset_us,
       sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction, sm90_box_bytes_per_s,
-      sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread;
+      sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread, sm90_tma_epilogue_us_per_element;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
 } CksModel;
 
 enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
 // CksModelVariant.flags: the sm90 kernel computes the transposed product (tm, tn, cm, cn are then
-// given over the op's output).
-enum { CKS_MODEL_SWAP_AB = 1 };
+// given over the op's output); its in-kernel modes take CUTLASS's TMA epilogue (no E, no permute).
+enum { CKS_MODEL_SWAP_AB = 1, CKS_MODEL_TMA_EPILOGUE = 2 };
 
 // One variant: backend 80 or 90, split mode, tile, cluster (sm90), occupancy and tile
 // efficiency (sm80, from timemodel.occupancy / tile_efficiency), the position of its name in
@@ -99,12 +99,16 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const l2_bw = c.sm90_l2_factor * bw;
   double const flops_per_k = 2.0 * double(tm) * double(tn);
   double const epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_epilogue_us_per_element;
+  double const tma_epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_tma_epilogue_us_per_element;
   double const fixup = c.sm90_fixup_latency_us + double(tm * tn) * c.sm90_fixup_us_per_element;
   bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
   int64_t const k_tiles = std::max<int64_t>(1, cdiv(k, tk));
   double const reduce_fixed = c.reduce_launch_us + double(m * n) * 2.0 / (c.reduce_bw_fraction * bw) * 1e6;
   double const reduce_per_part = double(m * n) * 8.0 / (c.reduce_bw_fraction * bw) * 1e6;
   double const in_kernel = (stream_k ? c.sm90_streamk_us : 0.0) + epilogue;
+  // CUTLASS's TMA epilogue where no fix-up precedes it (split 1, stream-K)
+  double const in_kernel_one =
+      (v.flags & CKS_MODEL_TMA_EPILOGUE) ? (stream_k ? c.sm90_streamk_us : 0.0) + tma_epilogue : in_kernel;
   double const mem_full = unique_bytes / (c.sm90_bw_fraction * bw) * 1e6;
   // One launch: `work` tiles x partitions (`units` CTA slots with the clusters' padding) over
   // k_len of K, reading `share` of the operands (timemodel._predict_sm90's main_loop).
@@ -155,7 +159,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       extra = reduce_fixed + double(parts) * reduce_per_part;
     } else {
       int64_t const steps = parts - 1;
-      extra = (steps ? double(steps) * fixup + c.sm90_memset_us : 0.0) + in_kernel;
+      extra = steps ? (double(steps) * fixup + c.sm90_memset_us) + in_kernel : in_kernel_one;
       if (stream_k) extra += c.sm90_streamk_fraction * t_main;
     }
     out[count++] = CksRanked{index, int32_t(split), int32_t(parts), 0,
@@ -232,7 +236,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v3(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v4(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

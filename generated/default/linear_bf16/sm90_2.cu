@@ -30,9 +30,9 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNo
 
 // linear_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x32x128_c1x1_pp_sauto_a8

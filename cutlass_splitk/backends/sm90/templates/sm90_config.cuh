@@ -72,15 +72,8 @@ struct VariantConfig : Gemm_ {
 // The TMA + wgmma main loop, its stage count left to fill shared memory after the epilogue's
 // kCarveout bytes unless the config fixes it; the weight streamed with EVICT_FIRST where it is
 // read once (sm90_mainloop.cuh).
-#ifdef CKS_SM90_PLAIN_MAINLOOP  // round 33 (experiment): CUTLASS's collective as built
-template <class Base, bool kSwapAB>
-using MainloopWrapper = Base;
-#else
-template <class Base, bool kSwapAB>
-using MainloopWrapper = StreamingMainloop<Base, kSwapAB>;
-#endif
 template <class Gemm, int kCarveout>
-using Mainloop = MainloopWrapper<
+using Mainloop = StreamingMainloop<
     typename cutlass::gemm::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::Element, typename Gemm::LayoutA,
         Gemm::kAlignment, typename Gemm::Element, typename Gemm::LayoutB, Gemm::kAlignment, float,

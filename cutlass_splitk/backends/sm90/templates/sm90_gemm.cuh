@@ -16,8 +16,10 @@
 // Host time: run() and the partial GEMM's launch remember the plan of each argument block
 // (cks_plan_cache.cuh): a repeated call skips the checks and the TMA descriptor encoding.
 //
-// Only the cooperative kernel takes the stream-K scheduler: a ping-pong variant runs serial
-// split 1 (persistent data-parallel scheduler) and parallel split-K.
+// Only the cooperative kernel takes the stream-K scheduler, and only where the variant has in-kernel
+// split-K (serial splits above 1, or stream-K): a serial variant whose only split is 1 runs CUTLASS's
+// persistent data-parallel scheduler (codegen passes kSplitOne), as every ping-pong variant does
+// (ping-pong variants run serial split 1 and parallel split-K).
 #pragma once
 
 #include <cuda_runtime.h>

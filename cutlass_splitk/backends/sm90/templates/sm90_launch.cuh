@@ -52,11 +52,9 @@ inline int64_t l2_bytes(int device) { return device_attribute<cudaDevAttrL2Cache
 // to_underlying_arguments: the kernel's problem is the op's (M, N), or (N, M) under kSwapAB.
 template <class Gemm, class Kernel>
 void set_l2_policy(typename Kernel::Params& params, CksArgs const& a) {
-#ifndef CKS_SM90_PLAIN_MAINLOOP
   int64_t const weight = int64_t(a.k) * a.n * int64_t(sizeof(typename Gemm::Element));
   Kernel::CollectiveMainloop::set_l2_policy(params.mainloop, Gemm::kSwapAB ? a.n : a.m, Gemm::kSwapAB ? a.m : a.n,
                                             weight, l2_bytes(a.device));
-#endif
 }
 
 inline int status(cutlass::Status s, char const* what) {
