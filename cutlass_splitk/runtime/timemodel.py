@@ -30,10 +30,10 @@ second launch, timed after the first) + the reduction; serial = ``split`` partit
 f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread
 evenly over the SMs + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop (3-15 % on the H100's
 squares). The in-kernel modes' epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or
-permute: ``tma_epilogue``) mostly overlaps the next tile's, where no fix-up precedes it. One CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S * (tk /
-64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (a 64-deep tile with K a multiple of 128, promoted to 256-byte L2
-fetches, as a 128-deep one), and its TMA boxes (``tm + tn`` rows of ``k_len``) at most at
-``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled) at ``SM90_OOB_BYTES_PER_S`` (session 11:
+permute: ``tma_epilogue``) mostly overlaps the next tile's, where no fix-up precedes it. One CTA's TMA
+pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (64-deep tiles with K
+a multiple of 128, promoted to 256-byte L2 fetches, as 128-deep ones), its TMA boxes (``tm + tn`` rows of
+``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled) at ``SM90_OOB_BYTES_PER_S`` (session 11:
 64x32x128 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336): ``t_mem``'s floor per wave. Waves
 count the CTAs CUTLASS's schedulers launch: the tile grid rounded up to whole clusters (session 17: 5 x 5
 tiles in 1x2 clusters run as 5 x 6, so split 5 is two waves). A variant is a candidate only where it runs:
@@ -203,9 +203,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     k_tiles = max(1, -(-k // tk))  # serial: at most one partition per k-tile
     reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
-    in_kernel = (SM90_STREAMK_US if stream_k else 0.0) + -(-tiles // sms) * tm * tn * SM90_EPILOGUE_US_PER_ELEMENT
-    in_kernel_one = ((SM90_STREAMK_US if stream_k else 0.0) + -(-tiles // sms) * tm * tn * SM90_TMA_EPILOGUE_US_PER_ELEMENT
-                     if tma else in_kernel)  # CUTLASS's TMA epilogue: split 1 and stream-K (after a fix-up: no faster)
+    streamk_us, area = (SM90_STREAMK_US if stream_k else 0.0), -(-tiles // sms) * tm * tn  # area: epilogue waves
+    in_kernel = streamk_us + area * SM90_EPILOGUE_US_PER_ELEMENT
+    # CUTLASS's TMA epilogue where no fix-up precedes it: split 1, stream-K (after a fix-up: no faster)
+    in_kernel_one = streamk_us + area * SM90_TMA_EPILOGUE_US_PER_ELEMENT if tma else in_kernel
     kind = "reduce" if parallel else "fix-up + epilogue"
     mem_full = unique_bytes / (SM90_BW_FRACTION * bw) * 1e6  # DRAM time when the CTAs' streams fill it
     new, out = tuple.__new__, []
