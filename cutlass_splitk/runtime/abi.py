@@ -110,7 +110,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v4 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v5 (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -144,9 +144,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v4`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v5`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v4
+        fn = handle.cks_rank_v5
     except AttributeError:
         return None
     fn.restype = ctypes.c_int

@@ -5,7 +5,7 @@ the first call of every new problem, written for host time (each variant's split
 and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v4``; dispatch.NativeRanking passes it this
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v5``; dispatch.NativeRanking passes it this
 module's constants): **a change to the arithmetic below must be made there too**, in the same
 order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
@@ -28,8 +28,8 @@ sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma
 own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)`` (a remainder slice is a
 second launch, timed after the first) + the reduction; serial = ``split`` partitions per tile meeting in an
 f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread
-evenly over the SMs + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop (3-15 % on the H100's
-squares). The in-kernel modes' epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or
+evenly over the SMs (a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its
+main loop (3-15 % on the H100's squares). The in-kernel modes' epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or
 permute: ``tma_epilogue``) mostly overlaps the next tile's, where no fix-up precedes it. One CTA's TMA
 pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (64-deep tiles with K
 a multiple of 128, promoted to 256-byte L2 fetches, as 128-deep ones), its TMA boxes (``tm + tn`` rows of
@@ -43,7 +43,7 @@ The sm80 constants were refitted on an H100 sweep of the sm80 tiles (``benchmark
 sm80`` over ``benchmarks/explore_h100.json``): the pick within 5 % of the best on every suite shape. The sm90
 constants were fitted on sweeps of the shipped sm90 grid (``--backend sm90``, the suite in f16 and bf16 and
 twelve other skinny shapes: BENCHMARKS.md); session 11 added the TMA box rates, session 19 a weight's
-re-reads (past L2, read by several cluster rows), session 20 the TMA epilogue's cost (round 33).
+re-reads, session 20 the TMA epilogue's cost, session 21 stream-K's fills (sweeps of an op without E).
 """
 
 from __future__ import annotations
@@ -204,12 +204,12 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     streamk_us, area = (SM90_STREAMK_US if stream_k else 0.0), -(-tiles // sms) * tm * tn  # area: epilogue waves
+    sk_units = padded_tiles / sms if padded_tiles > sms else 1.0  # stream-K: pipeline fills per SM
     in_kernel = streamk_us + area * SM90_EPILOGUE_US_PER_ELEMENT
     # CUTLASS's TMA epilogue where no fix-up precedes it: split 1, stream-K (after a fix-up: no faster)
     in_kernel_one = streamk_us + area * SM90_TMA_EPILOGUE_US_PER_ELEMENT if tma else in_kernel
-    kind = "reduce" if parallel else "fix-up + epilogue"
     mem_full = unique_bytes / (SM90_BW_FRACTION * bw) * 1e6  # DRAM time when the CTAs' streams fill it
-    new, out = tuple.__new__, []
+    new, out, kind = tuple.__new__, [], ("reduce" if parallel else "fix-up + epilogue")
     def main_loop(work: int, units: int, k_len: int, share: float) -> Tuple[float, float, float, int]:
         # one launch: ``work`` tiles x partitions (``units`` slots) over k_len of K, ``share`` of the operands
         # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
@@ -219,7 +219,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         t_mem = t_l2 if t_l2 > t_mem else t_mem
         if stream_k:
             waves = 1
-            t_compute = flops_per_k * padded_tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US
+            t_compute = flops_per_k * padded_tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US * sk_units
             t_box = box_s_per_k * (padded_tiles * k / sms) * 1e6
         else:
             waves = -(-units // sms)

@@ -119,7 +119,10 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
     if (t_l2 > t_mem) t_mem = t_l2;
     double t_compute, t_box;
     if (stream_k) {
-      t_compute = flops_per_k * double(padded_tiles) * double(k) / (double(sms) * rate) * 1e6 + c.sm90_wave_overhead_us;
+      // every SM pays the pipeline fill once per tile it takes (at least once)
+      double const sk_units = padded_tiles > sms ? double(padded_tiles) / double(sms) : 1.0;
+      t_compute = flops_per_k * double(padded_tiles) * double(k) / (double(sms) * rate) * 1e6 +
+                  c.sm90_wave_overhead_us * sk_units;
       t_box = box_s_per_k * (double(padded_tiles * k) / double(sms)) * 1e6;
     } else {
       int64_t const waves = cdiv(units, sms);
@@ -236,7 +239,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v4(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v5(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

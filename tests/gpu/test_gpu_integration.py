@@ -252,5 +252,5 @@ def test_flushed_timer_clean_flush():
     y = torch.empty_like(x)
     dirty = flushed_timer(3)(lambda: y.copy_(x))
     clean = flushed_timer(3, clean=True)(lambda: y.copy_(x))
-    floor = 2 * (96 << 20) / 4.0e12 * 1e6  # no GPU of this project moves 4 TB/s
+    floor = 2 * (96 << 20) / 10.0e12 * 1e6  # no GPU this project runs on moves 10 TB/s (an H200: ~4.8)
     assert floor < clean < dirty, (clean, dirty)
