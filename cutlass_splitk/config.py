@@ -19,7 +19,8 @@ Schema (see README.md, "YAML reference")::
           leaky_slope: 0.01                   # default negative slope (leaky_relu only)
           e_op: none | add | mul              # elementwise with a second (M, N) tensor E
           permute: none | head_split | qkv_split
-        variants:                             # a grid, or a list of grids (their union)
+        variants:                             # a grid, or a list of grids (their union); an item may
+                                              # itself be a list of grids (a YAML alias of a shared one)
           ...                                 # the backend's grid keys (backends/sm80/grid.py)
 
 The op keys are read here; each ``variants:`` grid is handed to the op's backend
@@ -188,14 +189,22 @@ def _parse_epilogue(r: Reader, value: Any, path: FieldPath) -> EpilogueSpec:
 
 def _grids(r: Reader, value: Any, path: FieldPath) -> List[Tuple[Any, FieldPath, ModuleType]]:
     """The op's ``variants:`` as (grid, path, backend): one grid, or a list of grids (their
-    union). Each grid names its backend with ``backend:`` (default sm80); the key is taken
-    out before the backend reads the grid."""
+    union), whose items may be lists of grids themselves (``[*shared_grid, {...}]``: a shared list
+    and op-specific grids). Each grid names its backend with ``backend:`` (default sm80); the key
+    is taken out before the backend reads the grid."""
     if not isinstance(value, list):
         items = [(value, path + ("variants",))]
     elif not value:
         raise r.doc.error(path + ("variants",), "empty grid: give a grid mapping or a list of them")
     else:
-        items = [(grid, path + ("variants", i)) for i, grid in enumerate(value)]
+        items = []
+        for i, grid in enumerate(value):
+            if isinstance(grid, list):
+                if not grid:
+                    raise r.doc.error(path + ("variants", i), "empty grid: give a grid mapping or a list of them")
+                items += [(g, path + ("variants", i, j)) for j, g in enumerate(grid)]
+            else:
+                items.append((grid, path + ("variants", i)))
     out = []
     for grid, grid_path in items:
         name = backends.DEFAULT_BACKEND

@@ -149,13 +149,14 @@ def test_unit_count_for_the_shipped_configs():
                 assert f"namespace group_{v.group} {{" in unit.text and f"int cks_{v.name}_run(" in unit.text
         if name == "default":
             # every sm80 shape is built in both split modes; each op's sm80 groups fit one unit,
-            # its eight sm90 groups two (six, then the 256 x 128 tile and the 64 x 32 decode
-            # tile); the sm90 partial GEMMs
+            # its eight sm90 groups (nine for the ops without E or permute: the ping-pong 128x128
+            # tile) two; the sm90 partial GEMMs
             # are shared by the ops of one dtype: one distinct text per (dtype, GEMM shape)
             for op in config.ops:
                 sm80 = [v for v in op.variants if v.backend is Backend.SM80]
                 assert len(sm80) == 2 * len({v.group for v in sm80})
-                assert len({v.group for v in op.variants if v.backend is Backend.SM90}) == 8
+                groups = 9 if op.epilogue.tma_in_kernel else 8
+                assert len({v.group for v in op.variants if v.backend is Backend.SM90}) == groups
                 assert [u.name for u in units if u.op == op.name and not u.name.startswith("partial_")] == [
                     "sm80", "sm90_1", "sm90_2", "library"]
             partials = [u for u in units if u.name.startswith("partial_")]

@@ -23,6 +23,7 @@ from cutlass_splitk.spec import (
     KernelVariant,
     Layout,
     Permute,
+    Schedule,
     Sm80Params,
     SplitMode,
 )
@@ -687,6 +688,36 @@ def test_duplicate_variant_across_grids():
                         "tiny_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1 is already defined by an earlier grid")
 
 
+SHARED = """\
+x-shared: &shared
+  - tile: [[64, 64, 64]]
+    stages: [3]
+    split_k: {serial: [1, 2], parallel: [2, 4]}
+ops:
+  tiny_f16:
+    dtype: f16
+    arch: [90]
+    variants: [*shared, {tile: [[32, 64, 64]], warp: [[32, 32, 64]], stages: [6], split_k: {serial: [1]}}]
+"""
+
+
+def test_a_shared_list_of_grids_and_more_grids_are_their_union():
+    # an op may list a shared list of grids (a YAML alias) beside grids of its own
+    op = parse_config(SHARED, "x.yaml").ops[0]
+    assert [v.name for v in op.variants] == list(MINIMAL_VARIANTS) + [
+        "tiny_f16_serial_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1"]
+    # the same variants as the flat list
+    flat = SHARED.replace("[*shared, {", "[{tile: [[64, 64, 64]], stages: [3], split_k: {serial: [1, 2], "
+                          "parallel: [2, 4]}}, {")
+    assert parse_config(flat, "x.yaml").ops[0].variants == op.variants
+    # an error inside the shared list names its place in it, at the anchor's line
+    exc = error(SHARED.replace("stages: [3]", "stages: [9]"))
+    assert str(exc) == "x.yaml:3: ops.tiny_f16.variants[0][0].stages[0]: 9 is out of range [2, 8]"
+    exc = error(SHARED.replace("x-shared: &shared\n  - tile: [[64, 64, 64]]\n    stages: [3]\n"
+                               "    split_k: {serial: [1, 2], parallel: [2, 4]}\n", "x-shared: &shared []\n"))
+    assert str(exc) == "x.yaml:1: ops.tiny_f16.variants[0]: empty grid: give a grid mapping or a list of them"
+
+
 def test_empty_list_of_grids():
     text = "ops:\n  tiny_f16:\n    dtype: f16\n    arch: [90]\n    variants: []\n"
     exc = error(text)
@@ -814,12 +845,13 @@ def _expected_variants(raw_grids):
     """What a grid (or list of grids) as plain YAML data should expand to, for the fields the
     shipped configs use: {(mode, tile, warp, stages): splits}. (Independent of parse_config:
     computed from yaml.safe_load, with auto_warp for 'warp: auto'; sm90 keys are (mode, tile,
-    cluster, swap_ab).)"""
+    cluster, swap_ab, schedule), the automatic schedule cooperative for tile M >= 128.)"""
     grids = raw_grids if isinstance(raw_grids, list) else [raw_grids]
+    grids = [g for item in grids for g in (item if isinstance(item, list) else [item])]  # a shared list inside
     out = {}
     for g in grids:
         if g.get("backend") == "sm90":
-            assert set(g) <= {"backend", "tile", "cluster", "swap_ab", "split_k"}, g  # extend if the config grows
+            assert set(g) <= {"backend", "tile", "cluster", "swap_ab", "split_k", "schedule"}, g  # extend if it grows
             swap = g.get("swap_ab", False)
             assert isinstance(swap, bool), g
             for tile, cluster in itertools.product(g["tile"], g.get("cluster", [[1, 1]])):
@@ -827,7 +859,8 @@ def _expected_variants(raw_grids):
                     if mode.value in g["split_k"]:
                         assert mode is SplitMode.PARALLEL or not swap, g  # the config prunes nothing
                         value = g["split_k"][mode.value]
-                        key = (mode, tuple(tile), tuple(cluster), swap)
+                        schedule = g.get("schedule", "cooperative" if tile[0] >= 128 else "pingpong")
+                        key = (mode, tuple(tile), tuple(cluster), swap, Schedule(schedule))
                         assert key not in out, key
                         out[key] = (1,) if value is True else tuple(sorted(value))
             continue
@@ -860,7 +893,7 @@ def test_default_config():
         sm80 = [v for v in o.variants if v.backend is Backend.SM80]
         sm90 = [v for v in o.variants if v.backend is Backend.SM90]
         got = {(v.mode, v.tile, v.params.warp, v.params.stages): v.splits for v in sm80}
-        got.update({(v.mode, v.tile, v.params.cluster, v.params.swap_ab): v.splits for v in sm90})
+        got.update({(v.mode, v.tile, v.params.cluster, v.params.swap_ab, v.params.schedule): v.splits for v in sm90})
         assert got == expected
         assert {(v.params.instruction, v.alignment, v.params.swizzle) for v in sm80} == {((16, 8, 16), 8, 1)}
         assert {(v.alignment, v.params.stages) for v in sm90} == {(8, 0)}
@@ -868,9 +901,13 @@ def test_default_config():
         assert len(sm80) == 2 * len({v.group for v in sm80})
         for v in sm80:
             assert v.splits == ((1, 2, 4, 8, 16) if v.mode is SplitMode.SERIAL else (2, 4, 8, 16, 32))
-    # every op is built with the same grid
+    # every op is built with the same grid; the ops without E or permute (the TMA epilogue) add a ping-pong tile
     shapes = {o.name: sorted(v.name[len(o.name):] for v in o.variants) for o in config.ops}
-    assert len({tuple(s) for s in shapes.values()}) == 1
+    pingpong = "_serial_sm90_t128x128x64_c2x1_pp_sauto_a8"
+    assert {o.name for o in config.ops if pingpong in shapes[o.name]} == {
+        o.name for o in config.ops if o.epilogue.tma_in_kernel} == {
+        "linear_f16", "linear_bf16", "linear_bias_gelu_f16", "linear_bias_gelu_bf16"}
+    assert len({tuple(s for s in shapes[o.name] if s != pingpong) for o in config.ops}) == 1
 
 
 def test_epilogues_config():

@@ -84,6 +84,7 @@ class CksModel(ctypes.Structure):
 
 MODEL_SWAP_AB = 1  # CksModelVariant.flags (CKS_MODEL_SWAP_AB): an sm90 kernel with swapped operands
 MODEL_TMA_EPILOGUE = 2  # CKS_MODEL_TMA_EPILOGUE: its in-kernel modes take CUTLASS's TMA epilogue
+MODEL_PINGPONG = 4  # CKS_MODEL_PINGPONG: its schedule is ping-pong
 
 
 class CksModelVariant(ctypes.Structure):
@@ -110,7 +111,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v5 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v6 (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -144,9 +145,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v5`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v6`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v5
+        fn = handle.cks_rank_v6
     except AttributeError:
         return None
     fn.restype = ctypes.c_int
@@ -157,4 +158,4 @@ def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
 
 
 __all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked",
-           "MODEL_CONSTANTS", "MODEL_SWAP_AB", "MODEL_TMA_EPILOGUE", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]
+           "MODEL_CONSTANTS", "MODEL_PINGPONG", "MODEL_SWAP_AB", "MODEL_TMA_EPILOGUE", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]

@@ -3,7 +3,7 @@ the call allows and the device can run, ranked by the time model (timemodel.py),
 predicted time first; plus the validation of a call's split_k / mode / variant.
 
 :func:`rank` evaluates the model in Python (with each candidate's figures, for ``explain``);
-:class:`NativeRanking` gets the same order from the library's ``cks_rank_v5`` (the model in C,
+:class:`NativeRanking` gets the same order from the library's ``cks_rank_v6`` (the model in C,
 templates/cks_timemodel.h), which is what a call's first launch of a new problem uses.
 """
 
@@ -14,7 +14,7 @@ import operator
 import struct
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..spec import Backend, KernelVariant, SplitMode
+from ..spec import Backend, KernelVariant, Schedule, SplitMode
 from . import abi, timemodel
 from .timemodel import Candidate, DeviceInfo, predict_splits
 
@@ -94,7 +94,7 @@ _C_MODES = {SplitMode.SERIAL: 0, SplitMode.PARALLEL: 1, SplitMode.STREAM_K: 2}
 
 class NativeRanking:
     """``rank(variants, ..., archs)``'s order of (variant name, split), computed by a library's
-    ``cks_rank_v5`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
+    ``cks_rank_v6`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
     Built once per (variant pool, device): the model's constants, the runnable variants' figures
     and their splits as ctypes arrays."""
 
@@ -114,7 +114,8 @@ class NativeRanking:
             sm90 = v.backend is Backend.SM90
             if sm90:  # tile and cluster over the op's output (swap_ab exchanges the kernel's)
                 (tm, tn), (cm, cn) = v.params.output_tile(v.tile), v.params.output_cluster()
-                flags = (abi.MODEL_SWAP_AB if v.params.swap_ab else 0) | (abi.MODEL_TMA_EPILOGUE if tma_epilogue else 0)
+                flags = ((abi.MODEL_SWAP_AB if v.params.swap_ab else 0) | (abi.MODEL_TMA_EPILOGUE if tma_epilogue else 0)
+                         | (abi.MODEL_PINGPONG if v.params.schedule is Schedule.PINGPONG else 0))
             rows.append((90 if sm90 else 80, _C_MODES[v.mode], tm, tn, tk, cm, cn, timemodel.occupancy(v),
                          timemodel.tile_efficiency(v), order[v.name], len(splits), len(v.splits), flags))
             splits += v.splits
@@ -138,7 +139,7 @@ class NativeRanking:
         count = self._fn(ctypes.byref(self._model), self._variants, self._count, self._splits, m, n, k, split or 0,
                          out, self._capacity)
         if count < 0:
-            raise RuntimeError(f"cks_rank_v5: {self._capacity} candidates did not fit")  # a bug, not an input error
+            raise RuntimeError(f"cks_rank_v6: {self._capacity} candidates did not fit")  # a bug, not an input error
         # the CksRanked rows as tuples (struct unpacks them in C; ctypes field reads cost ~0.1 us each)
         return _RANKED.iter_unpack(memoryview(out).cast("B")[:count * _RANKED.size])
 

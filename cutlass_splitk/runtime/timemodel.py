@@ -5,7 +5,7 @@ the first call of every new problem, written for host time (each variant's split
 and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v5``; dispatch.NativeRanking passes it this
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v6``; dispatch.NativeRanking passes it this
 module's constants): **a change to the arithmetic below must be made there too**, in the same
 order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
@@ -29,21 +29,18 @@ own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)`
 second launch, timed after the first) + the reduction; serial = ``split`` partitions per tile meeting in an
 f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread
 evenly over the SMs (a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its
-main loop (3-15 % on the H100's squares). The in-kernel modes' epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or
-permute: ``tma_epilogue``) mostly overlaps the next tile's, where no fix-up precedes it. One CTA's TMA
-pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (64-deep tiles with K
-a multiple of 128, promoted to 256-byte L2 fetches, as 128-deep ones), its TMA boxes (``tm + tn`` rows of
-``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled) at ``SM90_OOB_BYTES_PER_S`` (session 11:
-64x32x128 takes 44 µs at M = 64 and 58 at M = 16 on 16 x 4096 x 14336): ``t_mem``'s floor per wave. Waves
-count the CTAs CUTLASS's schedulers launch: the tile grid rounded up to whole clusters (session 17: 5 x 5
-tiles in 1x2 clusters run as 5 x 6, so split 5 is two waves). A variant is a candidate only where it runs:
-sm90 variants on compute capability 9.0, sm80 variants where a cubin does (same major, minor >= target).
+main loop. The in-kernel epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute:
+``tma_epilogue``) mostly overlaps the next tile's where no fix-up precedes it, and a ping-pong kernel's hides
+under the other warpgroup's MMAs (one pipeline fill per two tiles). One CTA's TMA pipeline streams
+``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (promoted 64-deep tiles as 128-deep
+ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``,
+rows past the matrix's edge (zero-filled; per tile on average along each dimension) at
+``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the
+tile grid rounded up to whole clusters. A variant is a candidate only where it runs: sm90 variants on
+compute capability 9.0, sm80 variants where a cubin does (same major, minor >= target).
 
 The sm80 constants were refitted on an H100 sweep of the sm80 tiles (``benchmarks/fit_model.py --backend
-sm80`` over ``benchmarks/explore_h100.json``): the pick within 5 % of the best on every suite shape. The sm90
-constants were fitted on sweeps of the shipped sm90 grid (``--backend sm90``, the suite in f16 and bf16 and
-twelve other skinny shapes: BENCHMARKS.md); session 11 added the TMA box rates, session 19 a weight's
-re-reads, session 20 the TMA epilogue's cost, session 21 stream-K's fills (sweeps of an op without E).
+sm80``), the sm90 ones on sweeps of the shipped sm90 grid (``--backend sm90``; BENCHMARKS.md, sessions 4-21).
 """
 
 from __future__ import annotations
@@ -51,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, List, NamedTuple, Tuple
 
-from ..spec import Backend, DType, KernelVariant, SplitMode
+from ..spec import Backend, DType, KernelVariant, Schedule, SplitMode
 
 LAUNCH_US = 3.0
 REDUCE_LAUNCH_US = 0.5  # the reduction's launch overlaps the GEMM's tail (PDL on sm_90)
@@ -187,7 +184,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     tiles = tiles_m * tiles_n
     # CUTLASS's schedulers round the tile grid up to whole clusters: padding tiles take CTA slots too
     padded_tiles = -(-tiles_m // cm) * cm * (-(-tiles_n // cn) * cn)
-    oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n)  # the last tiles' rows and columns past the edge
+    oob_rows = (tiles_m * tm - m) / tiles_m + (tiles_n * tn - n) / tiles_n  # past the edge, per tile on average
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
     # A and B once (a swapped kernel streams B once per tile along M: BENCHMARKS.md, session 13), and
@@ -196,10 +193,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         unique_bytes += 2.0 * k * n * (-(-tiles_m // cm) - 1) * SM90_WEIGHT_REREAD
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
-    l2_bw = SM90_L2_FACTOR * bw
-    flops_per_k = 2.0 * tm * tn
+    l2_bw, flops_per_k = SM90_L2_FACTOR * bw, 2.0 * tm * tn
     fixup = SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT
     parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
+    pair = tma and v.params.schedule is Schedule.PINGPONG and not (parallel or stream_k)  # two tiles per SM
     k_tiles = max(1, -(-k // tk))  # serial: at most one partition per k-tile
     reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
@@ -223,7 +220,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             t_box = box_s_per_k * (padded_tiles * k / sms) * 1e6
         else:
             waves = -(-units // sms)
-            t_compute = waves * (flops_per_k * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
+            if pair and k_len == k:  # a pipeline fill per pair of tiles
+                t_compute = waves * flops_per_k * k_len / rate * 1e6 + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
+            else:
+                t_compute = waves * (flops_per_k * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
             t_box = waves * box_s_per_k * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
@@ -249,7 +249,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             extra = reduce_fixed + parts * reduce_per_part
         else:
             steps = parts - 1
-            extra = (steps * fixup + SM90_MEMSET_US) + in_kernel if steps else in_kernel_one
+            extra = (steps * fixup + SM90_MEMSET_US) + in_kernel if steps else (0.0 if pair else in_kernel_one)
             if stream_k:
                 extra += SM90_STREAMK_FRACTION * t_main
         out.append(new(Candidate, (v, split, parts, launches * LAUNCH_US + t_main + extra,

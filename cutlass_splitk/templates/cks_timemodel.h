@@ -37,8 +37,9 @@ typedef struct CksModel {
 
 enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
 // CksModelVariant.flags: the sm90 kernel computes the transposed product (tm, tn, cm, cn are then
-// given over the op's output); its in-kernel modes take CUTLASS's TMA epilogue (no E, no permute).
-enum { CKS_MODEL_SWAP_AB = 1, CKS_MODEL_TMA_EPILOGUE = 2 };
+// given over the op's output); its in-kernel modes take CUTLASS's TMA epilogue (no E, no permute);
+// its schedule is ping-pong.
+enum { CKS_MODEL_SWAP_AB = 1, CKS_MODEL_TMA_EPILOGUE = 2, CKS_MODEL_PINGPONG = 4 };
 
 // One variant: backend 80 or 90, split mode, tile, cluster (sm90), occupancy and tile
 // efficiency (sm80, from timemodel.occupancy / tile_efficiency), the position of its name in
@@ -85,9 +86,10 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   int64_t const tiles_m = cdiv(m, tm), tiles_n = cdiv(n, tn);
   int64_t const tiles = tiles_m * tiles_n;
   int64_t const padded_tiles = cdiv(tiles_m, cm) * cm * (cdiv(tiles_n, cn) * cn);  // whole clusters (timemodel.py)
-  int64_t const oob_rows = (tiles_m * tm - m) + (tiles_n * tn - n);
+  // rows past the edge, per tile on average along each dimension
+  double const oob_rows = double(tiles_m * tm - m) / double(tiles_m) + double(tiles_n * tn - n) / double(tiles_n);
   double const box_s_per_k =
-      (double(tm + tn - oob_rows) / c.sm90_box_bytes_per_s + double(oob_rows) / c.sm90_oob_bytes_per_s) * 2.0;
+      ((double(tm + tn) - oob_rows) / c.sm90_box_bytes_per_s + oob_rows / c.sm90_oob_bytes_per_s) * 2.0;
   double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
   double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) ? tiles_m : 1));
   if (!(v.flags & CKS_MODEL_SWAP_AB) && 2.0 * double(k) * double(n) > c.sm90_l2_bytes)  // a weight past L2, re-read
@@ -102,6 +104,8 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const tma_epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_tma_epilogue_us_per_element;
   double const fixup = c.sm90_fixup_latency_us + double(tm * tn) * c.sm90_fixup_us_per_element;
   bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
+  // ping-pong + TMA epilogue, one partition: two tiles per SM in flight, the epilogue under the other's MMAs
+  bool const pair = (v.flags & CKS_MODEL_TMA_EPILOGUE) && (v.flags & CKS_MODEL_PINGPONG) && !parallel && !stream_k;
   int64_t const k_tiles = std::max<int64_t>(1, cdiv(k, tk));
   double const reduce_fixed = c.reduce_launch_us + double(m * n) * 2.0 / (c.reduce_bw_fraction * bw) * 1e6;
   double const reduce_per_part = double(m * n) * 8.0 / (c.reduce_bw_fraction * bw) * 1e6;
@@ -126,7 +130,11 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       t_box = box_s_per_k * (double(padded_tiles * k) / double(sms)) * 1e6;
     } else {
       int64_t const waves = cdiv(units, sms);
-      t_compute = double(waves) * (flops_per_k * double(k_len) / rate * 1e6 + c.sm90_wave_overhead_us);
+      if (pair && k_len == k)  // a pipeline fill per pair of tiles
+        t_compute = double(waves) * flops_per_k * double(k_len) / rate * 1e6 +
+                    double(cdiv(units, 2 * sms)) * c.sm90_wave_overhead_us;
+      else
+        t_compute = double(waves) * (flops_per_k * double(k_len) / rate * 1e6 + c.sm90_wave_overhead_us);
       t_box = double(waves) * box_s_per_k * double(k_len) * 1e6;
     }
     if (t_box > t_mem) t_mem = t_box;
@@ -162,7 +170,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       extra = reduce_fixed + double(parts) * reduce_per_part;
     } else {
       int64_t const steps = parts - 1;
-      extra = steps ? (double(steps) * fixup + c.sm90_memset_us) + in_kernel : in_kernel_one;
+      extra = steps ? (double(steps) * fixup + c.sm90_memset_us) + in_kernel : (pair ? 0.0 : in_kernel_one);
       if (stream_k) extra += c.sm90_streamk_fraction * t_main;
     }
     out[count++] = CksRanked{index, int32_t(split), int32_t(parts), 0,
@@ -239,7 +247,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v5(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v6(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
