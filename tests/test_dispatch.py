@@ -247,12 +247,16 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False):
         if v.mode is SplitMode.STREAM_K:
             fills = max(1.0, padded / dev.sm_count)  # the pipeline fill once per tile an SM takes
             t_compute = 2.0 * padded * tm * tn * k / (dev.sm_count * rate) * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US * fills
-        elif pair:
-            t_compute = (-(-(padded * p) // dev.sm_count) * 2.0 * tm * tn * k_len / rate * 1e6
-                         + -(-(padded * p) // (2 * dev.sm_count)) * timemodel.SM90_WAVE_OVERHEAD_US)
         else:
-            t_compute = -(-(padded * p) // dev.sm_count) * (2.0 * tm * tn * k_len / rate * 1e6
-                                                            + timemodel.SM90_WAVE_OVERHEAD_US)
+            # one wave of fewer CTAs than SMs: each CTA faster by (SMs / CTAs) ** exponent, up to a cap
+            ctas = padded * p
+            r = rate * min(timemodel.SM90_UNDERFILL_MAX, (dev.sm_count / ctas) ** timemodel.SM90_UNDERFILL_EXPONENT) \
+                if ctas < dev.sm_count else rate
+            if pair:
+                t_compute = (-(-ctas // dev.sm_count) * 2.0 * tm * tn * k_len / r * 1e6
+                             + -(-ctas // (2 * dev.sm_count)) * timemodel.SM90_WAVE_OVERHEAD_US)
+            else:
+                t_compute = -(-ctas // dev.sm_count) * (2.0 * tm * tn * k_len / r * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US)
         main += max(t_mem, t_compute)
     total = 3.0 * launches + main
     if v.mode is SplitMode.PARALLEL:
@@ -317,6 +321,30 @@ def test_sm90_ping_pong_with_the_tma_epilogue_runs_two_tiles_per_sm():
     wide = KernelVariant("linear_f16", SplitMode.SERIAL, (128, 256, 64), 8, Sm90Params((1, 2), Schedule.COOPERATIVE, 0), (1,))
     p, w = timemodel.predict(pp, 4096, 4096, 1024, 1, DEVICE, True), timemodel.predict(wide, 4096, 4096, 1024, 1, DEVICE, True)
     assert p.terms[6] == pytest.approx(w.terms[6], rel=1e-12) and p.predicted_us < w.predicted_us
+
+
+def test_sm90_one_underfilled_wave_runs_each_cta_faster():
+    # Session 21 (H200, benchmarks/sweep_odd_*_session21b_h200.json): on 300 x 7168 x 8192 the chain's best
+    # candidate was the 128x256 c1x2 tile at split 1, 84 CTAs in one wave on 132 SMs, 88 us where the full-wave
+    # rate predicted 135-142 (every SM's share of the power budget rises when a third of them idle); the model
+    # picked parallel split 2 (1.22x the best). The per-CTA rate now rises by (SMs / CTAs) ** 0.5, at most
+    # 1.85x (an H100's dense f16 peak per SM over the fitted rate), in a single wave of fewer CTAs than SMs.
+    chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
+    v = next(v for v in chain.variants if v.mode is SplitMode.SERIAL and v.tile == (128, 256, 64))
+    c = timemodel.predict(v, 300, 7168, 8192, 1, DEVICE)
+    assert c.terms[0] == 3 * 28 == 84
+    flops = 2.0 * 128 * 256 * 8192 / (timemodel.SM90_FLOPS_PER_SM * (132 / 84) ** 0.5) * 1e6
+    assert c.terms[6] == pytest.approx(flops + timemodel.SM90_WAVE_OVERHEAD_US, rel=1e-12)
+    best = rank(chain.variants, 300, 7168, 8192, DEVICE, archs=(80,))[0]
+    assert (best.variant, best.split) == (v, 1)
+    # a full wave, or more: the fitted rate
+    full = timemodel.predict(v, 4096, 4096, 4096, 1, DEVICE)
+    assert full.terms[6] == pytest.approx(4 * (2.0 * 128 * 256 * 4096 / timemodel.SM90_FLOPS_PER_SM * 1e6
+                                               + timemodel.SM90_WAVE_OVERHEAD_US), rel=1e-12)
+    # a handful of CTAs: at most 1.85x
+    few = timemodel.predict(v, 128, 512, 65536, 1, DEVICE)
+    assert few.terms[6] == pytest.approx(2.0 * 128 * 256 * 65536 / (timemodel.SM90_FLOPS_PER_SM * 1.85) * 1e6
+                                         + timemodel.SM90_WAVE_OVERHEAD_US, rel=1e-12)
 
 
 def test_sm90_stream_k_pays_a_pipeline_fill_per_tile_an_sm_takes():

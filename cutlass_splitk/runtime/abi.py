@@ -72,7 +72,7 @@ MODEL_CONSTANTS = (
     "sm90_k_depth_exponent", "sm90_l2_factor", "sm90_wave_overhead_us", "sm90_fixup_latency_us",
     "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element", "sm90_streamk_us",
     "sm90_streamk_fraction", "sm90_box_bytes_per_s", "sm90_oob_bytes_per_s", "sm90_l2_bytes", "sm90_weight_reread",
-    "sm90_tma_epilogue_us_per_element")
+    "sm90_tma_epilogue_us_per_element", "sm90_underfill_exponent", "sm90_underfill_max")
 
 
 class CksModel(ctypes.Structure):
@@ -111,7 +111,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v6 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v7 (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -145,9 +145,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v6`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v7`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v6
+        fn = handle.cks_rank_v7
     except AttributeError:
         return None
     fn.restype = ctypes.c_int

@@ -5,7 +5,7 @@ the first call of every new problem, written for host time (each variant's split
 and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v6``; dispatch.NativeRanking passes it this
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v7``; dispatch.NativeRanking passes it this
 module's constants): **a change to the arithmetic below must be made there too**, in the same
 order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
@@ -36,11 +36,9 @@ under the other warpgroup's MMAs (one pipeline fill per two tiles). One CTA's TM
 ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``,
 rows past the matrix's edge (zero-filled; per tile on average along each dimension) at
 ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the
-tile grid rounded up to whole clusters. A variant is a candidate only where it runs: sm90 variants on
-compute capability 9.0, sm80 variants where a cubin does (same major, minor >= target).
-
-The sm80 constants were refitted on an H100 sweep of the sm80 tiles (``benchmarks/fit_model.py --backend
-sm80``), the sm90 ones on sweeps of the shipped sm90 grid (``--backend sm90``; BENCHMARKS.md, sessions 4-21).
+tile grid rounded up to whole clusters; one wave of fewer CTAs than SMs runs each faster (``SM90_UNDERFILL_*``).
+Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs (same major, minor >=
+target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md, sessions 3-21).
 """
 
 from __future__ import annotations
@@ -79,6 +77,8 @@ SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at m
 SM90_OOB_BYTES_PER_S = 25e9  # ... and rows past the matrix's edge (zero-filled) at this rate
 SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
 SM90_WEIGHT_REREAD = 0.2  # share of a weight past L2 read from DRAM again per further cluster row of tiles
+SM90_UNDERFILL_EXPONENT = 0.5  # one wave of fewer CTAs than SMs: each CTA's rate x (SMs / CTAs) ** this,
+SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -103,10 +103,8 @@ class DeviceInfo:
             bw = 3.0e12 if "PCIE" not in key else 1.9e12
         elif "A100" in key or "A800" in key:
             bw = 1.8e12
-        elif major >= 9:
-            bw = 3.0e12
         else:
-            bw = 0.9e12
+            bw = 3.0e12 if major >= 9 else 0.9e12
         # Our mma.sync kernels reach ~390 TFLOP/s on a 132-SM H100 (128x128x32, 4 stages); 312 peak on an A100.
         per_sm = 2.95e12 if major >= 9 else 2.9e12 if (major, minor) == (8, 0) else 1.3e12
         return cls(name, sm_count, bw, per_sm, major, minor)
@@ -220,10 +218,11 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             t_box = box_s_per_k * (padded_tiles * k / sms) * 1e6
         else:
             waves = -(-units // sms)
+            r = rate if units >= sms else rate * min(SM90_UNDERFILL_MAX, (sms / units) ** SM90_UNDERFILL_EXPONENT)
             if pair and k_len == k:  # a pipeline fill per pair of tiles
-                t_compute = waves * flops_per_k * k_len / rate * 1e6 + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
+                t_compute = waves * flops_per_k * k_len / r * 1e6 + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
-                t_compute = waves * (flops_per_k * k_len / rate * 1e6 + SM90_WAVE_OVERHEAD_US)
+                t_compute = waves * (flops_per_k * k_len / r * 1e6 + SM90_WAVE_OVERHEAD_US)
             t_box = waves * box_s_per_k * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves

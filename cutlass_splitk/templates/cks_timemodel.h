@@ -30,7 +30,8 @@ typedef struct CksModel {
   double sm90_flops_per_sm, sm90_eff_exponent, sm90_bw_fraction, sm90_sm_bytes_per_s, sm90_k_depth_exponent,
       sm90_l2_factor, sm90_wave_overhead_us, sm90_fixup_latency_us, sm90_fixup_us_per_element, sm90_memset_us,
       sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction, sm90_box_bytes_per_s,
-      sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread, sm90_tma_epilogue_us_per_element;
+      sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread, sm90_tma_epilogue_us_per_element,
+      sm90_underfill_exponent, sm90_underfill_max;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
 } CksModel;
@@ -130,11 +131,15 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       t_box = box_s_per_k * (double(padded_tiles * k) / double(sms)) * 1e6;
     } else {
       int64_t const waves = cdiv(units, sms);
+      // one wave of fewer CTAs than SMs: each runs faster (timemodel.SM90_UNDERFILL_*)
+      double const r = units >= sms ? rate
+                                    : rate * std::min(c.sm90_underfill_max,
+                                                      std::pow(double(sms) / double(units), c.sm90_underfill_exponent));
       if (pair && k_len == k)  // a pipeline fill per pair of tiles
-        t_compute = double(waves) * flops_per_k * double(k_len) / rate * 1e6 +
+        t_compute = double(waves) * flops_per_k * double(k_len) / r * 1e6 +
                     double(cdiv(units, 2 * sms)) * c.sm90_wave_overhead_us;
       else
-        t_compute = double(waves) * (flops_per_k * double(k_len) / rate * 1e6 + c.sm90_wave_overhead_us);
+        t_compute = double(waves) * (flops_per_k * double(k_len) / r * 1e6 + c.sm90_wave_overhead_us);
       t_box = double(waves) * box_s_per_k * double(k_len) * 1e6;
     }
     if (t_box > t_mem) t_mem = t_box;
@@ -247,7 +252,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v6(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v7(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
