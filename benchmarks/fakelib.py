@@ -102,7 +102,7 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
 
 def build_fake(spec: Any, directory: Path, rank: bool = True) -> Path:
     """Compiles the fake library of ``spec`` (an OpSpec) into ``directory``; returns its path.
-    ``rank``: with the real ``cks_rank_v7`` (the time model in C, as every built library has it),
+    ``rank``: with the real ``cks_rank_v8`` (the time model in C, as every built library has it),
     where a C++ compiler is found."""
     directory.mkdir(parents=True, exist_ok=True)
     cxx = shutil.which("c++") or shutil.which("g++") if rank else None

@@ -168,8 +168,9 @@ def test_array_path_errors(dev):
         (TypeError, lambda: op(a, b, e=a),
          "linear_f16() got an unexpected keyword argument 'e'; this op accepts: out, split_k, mode, variant, "
          "alpha, beta, c, bias, stream"),
-        (ValueError, lambda: op(a, b, split_k=3),
-         "linear_f16: split_k=3 is not available; built split factors: [1, 2, 4, 8, 16, 32]"),
+        (ValueError, lambda: op(a, b, split_k=9),
+         "linear_f16: split_k=9 is not available; built split factors: "
+         "[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 32]"),
     ]
     for exc, fn, message in cases:
         assert raises(exc, fn) == message

@@ -150,8 +150,9 @@ def test_unit_count_for_the_shipped_configs():
         if name == "default":
             # every sm80 shape is built in both split modes; each op's sm80 groups fit one unit,
             # its eight sm90 groups (nine for the ops without E or permute: the ping-pong 128x128
-            # tile) two; the sm90 partial GEMMs
-            # are shared by the ops of one dtype: one distinct text per (dtype, GEMM shape)
+            # tile) two; the sm90 partial GEMMs (five per op: the 128x128 tile in 1x2 and, since
+            # session 22, 2x1 clusters among them) are shared by the ops of one dtype: one distinct
+            # text per (dtype, GEMM shape)
             for op in config.ops:
                 sm80 = [v for v in op.variants if v.backend is Backend.SM80]
                 assert len(sm80) == 2 * len({v.group for v in sm80})
@@ -160,8 +161,8 @@ def test_unit_count_for_the_shipped_configs():
                 assert [u.name for u in units if u.op == op.name and not u.name.startswith("partial_")] == [
                     "sm80", "sm90_1", "sm90_2", "library"]
             partials = [u for u in units if u.name.startswith("partial_")]
-            assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 8
-            assert len(partials) == 4 * len(config.ops)
+            assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 10
+            assert len(partials) == 5 * len(config.ops)
 
 
 def test_groups_beyond_one_unit_are_split_in_order():

@@ -206,15 +206,11 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False):
         tm, tn = tn, tm
     tiles = -(-m // tm) * -(-n // tn)
     rate = timemodel.SM90_FLOPS_PER_SM * min(1.0, (tm * tn / 16384) ** timemodel.SM90_EFF_EXPONENT)
-    launches = 1
-    slices = []  # (partitions, K length) of each launch, one after another
-    if v.mode is SplitMode.PARALLEL:
-        unit = 64 if k % 64 == 0 else 8
-        length = -(-(-(-k // split)) // unit) * unit
-        parts = k // length + (k % length > 0)
-        full, rem = k // length, k % length
-        slices = [(full, length), (1, rem)] if full and rem else [(parts, length)]
-        launches += k % length > 0
+    slices = []  # (partitions, K length) of the launch
+    if v.mode is SplitMode.PARALLEL:  # whole k-tiles per slice, one launch, the last slice cut at K
+        length = -(-(-(-k // split)) // tk) * tk
+        parts = -(-k // length)
+        slices = [(parts, length)]
     elif v.mode is SplitMode.SERIAL:
         parts = max(1, min(split, -(-k // tk)))
         slices = [(parts, -(-k // parts))]
@@ -239,8 +235,7 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False):
         units = tiles * p
         streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (depth / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
         bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
-        share = p * k_len / k if len(slices) > 1 else 1.0  # of the operands this launch reads
-        t_mem = max(2.0 * (m * k + k * n * b_reads) / bw * share * 1e6,
+        t_mem = max(2.0 * (m * k + k * n * b_reads) / bw * 1e6,
                     units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth) * 1e6)
         cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else -(-(padded * p) // dev.sm_count) * k_len
         t_mem = max(t_mem, per_k * cta_k * 1e6)
@@ -258,7 +253,7 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False):
             else:
                 t_compute = -(-ctas // dev.sm_count) * (2.0 * tm * tn * k_len / r * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US)
         main += max(t_mem, t_compute)
-    total = 3.0 * launches + main
+    total = 3.0 + main
     if v.mode is SplitMode.PARALLEL:
         return parts, total + 0.5 + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
     steps = parts - 1
@@ -520,13 +515,33 @@ def test_sm90_weight_past_l2_read_by_several_cluster_rows(monkeypatch):
     assert (times(128, 4096, 4096), times(64, 2048, 28672)) == unchanged
 
 
-def test_sm90_remainder_slice_is_a_second_launch():
-    # 384 x 384 x 24576 on the same variant (3 x 3 tiles, launched as 3 x 4): split 10 cuts K into nine
-    # 2496-long slices and a 2112-long remainder, which runs as a second launch after the first; split 12
-    # is 144 CTAs, two waves. The H100 measured split 8 best (session 17: 30.0 us graph against 41.8 and
-    # 37.3); the model without either term ranked split 12, then split 10, first.
+def test_sm90_parallel_slices_are_whole_k_tiles_in_one_launch():
+    # ParallelGemm::slices: ceil(K / split) rounded up to the tile's K depth, as many slices as cover K (the
+    # last one cut at K: TMA reads zeros past it), all in one launch. Until session 22 a slice that did not
+    # fit was a second launch (384 x 384 x 24576 at split 10: 2496-long slices, nine and a 2112 remainder,
+    # measured 40 us against split 8's 28 on the H100, round 35).
+    assert timemodel.sm90_slices(24576, 10, 64) == (2496, 10)
+    assert timemodel.sm90_slices(24576, 10, 128) == (2560, 10)
+    assert timemodel.sm90_slices(1000, 3, 64) == (384, 3)
+    assert timemodel.sm90_slices(100, 4, 64) == (64, 2)  # fewer slices than the split where rounding overruns
     v = next(v for v in SHIPPED_SM90 if v.mode is SplitMode.PARALLEL and v.tile == (128, 128, 64)
              and v.params.cluster == (1, 2))
-    assert timemodel.sm90_slices(24576, 10) == (2496, 9, 2112)
-    eight, ten, twelve = (timemodel.predict(v, 384, 384, 24576, s, DEVICE).predicted_us for s in (8, 10, 12))
-    assert eight < min(ten, twelve)
+    ten = timemodel.predict(v, 384, 384, 24576, 10, DEVICE)
+    assert ten.parts == 10
+    # 3 x 3 tiles launch as 3 x 4 in 1x2 clusters: split 12 is 144 CTAs, two waves on 132 SMs
+    eight, twelve = (timemodel.predict(v, 384, 384, 24576, s, DEVICE).predicted_us for s in (8, 12))
+    assert eight < twelve
+
+
+def test_sm90_a_weight_past_l2_shared_by_two_tile_rows_goes_to_a_2x1_cluster():
+    # 192 x 1024 x 32768 (two tile rows of 128, a 64 MiB weight): the 128x128 partial GEMM in 1x2 clusters
+    # reads the weight once per tile row from DRAM (49.0 us graph at split 8, ~2 x 64 MiB at 3 TB/s), in
+    # 2x1 clusters it multicasts each weight tile to both rows (36.6 us; round 35, session 22). With the
+    # re-read share at session 19's 0.2 the model priced both alike and ranked 1x2 first; at 0.55 it takes 2x1
+    def pick(cluster):
+        v = next(v for v in SHIPPED_SM90 if v.mode is SplitMode.PARALLEL and v.tile == (128, 128, 64)
+                 and v.params.cluster == cluster)
+        return timemodel.predict(v, 192, 1024, 32768, 8, DEVICE).predicted_us
+    assert pick((2, 1)) < pick((1, 2))
+    ranked = dispatch.rank([v for v in SHIPPED_SM90 if v.op == SHIPPED_SM90[0].op], 192, 1024, 32768, DEVICE)
+    assert (ranked[0].variant.params.cluster, ranked[0].variant.mode) == ((2, 1), SplitMode.PARALLEL)

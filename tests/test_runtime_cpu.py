@@ -621,8 +621,8 @@ def test_dispatch_arguments_are_validated_for_empty_problems(linear, launches, m
         "linear_f16: mode='bogus' is not one of 'serial', 'parallel', 'stream_k'"
     assert raises(ValueError, lambda: linear(a, b, variant="nope")) == \
         f"linear_f16: variant='nope' was not built; built variants: {names}"
-    assert raises(ValueError, lambda: linear(a, b, split_k=3)).startswith(
-        "linear_f16: split_k=3 is not available; built split factors: ")
+    assert raises(ValueError, lambda: linear(a, b, split_k=9)).startswith(
+        "linear_f16: split_k=9 is not available; built split factors: ")
     assert raises(ValueError, lambda: linear(a, b, split_k=1, mode="parallel")).startswith(
         "linear_f16: split_k=1 is not available in mode parallel; built split factors: ")
     # valid choices still return the (empty / epilogue-only) result without a launch
@@ -830,10 +830,12 @@ def test_fast_path_run_failure_is_a_kernel_error():
 
 def test_dispatch_split_k_not_built():
     op = make_op("linear_f16")
-    assert raises(ValueError, lambda: op(a_(), w_(), split_k=3)) == \
-        "linear_f16: split_k=3 is not available; built split factors: [1, 2, 4, 8, 16, 32]"
-    assert raises(ValueError, lambda: op(a_(), w_(), split_k=1, mode="parallel")) == \
-        "linear_f16: split_k=1 is not available in mode parallel; built split factors: [2, 4, 8, 16, 32]"
+    assert raises(ValueError, lambda: op(a_(), w_(), split_k=9)) == (
+        "linear_f16: split_k=9 is not available; built split factors: "
+        "[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 32]")
+    assert raises(ValueError, lambda: op(a_(), w_(), split_k=1, mode="parallel")) == (
+        "linear_f16: split_k=1 is not available in mode parallel; built split factors: "
+        "[2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 32]")
     assert op.bound.calls == []
 
 

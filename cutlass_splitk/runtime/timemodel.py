@@ -5,7 +5,7 @@ the first call of every new problem, written for host time (each variant's split
 and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v7``; dispatch.NativeRanking passes it this
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v8``; dispatch.NativeRanking passes it this
 module's constants): **a change to the arithmetic below must be made there too**, in the same
 order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
@@ -25,8 +25,8 @@ Model (all times in microseconds):
   back at DRAM bandwidth, plus 0.5 µs (its launch overlaps the GEMM's tail: PDL). A launch: ~3 µs.
 
 sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their
-own decompositions: parallel = K slices of ``round_up(ceil(K / split), 64 or 8)`` (a remainder slice is a
-second launch, timed after the first) + the reduction; serial = ``split`` partitions per tile meeting in an
+own decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in
+one launch + the reduction; serial = ``split`` partitions per tile meeting in an
 f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread
 evenly over the SMs (a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its
 main loop. The in-kernel epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute:
@@ -76,7 +76,9 @@ SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % mea
 SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
 SM90_OOB_BYTES_PER_S = 25e9  # ... and rows past the matrix's edge (zero-filled) at this rate
 SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
-SM90_WEIGHT_REREAD = 0.2  # share of a weight past L2 read from DRAM again per further cluster row of tiles
+SM90_WEIGHT_REREAD = 0.55  # share of a weight past L2 read from DRAM again per further cluster row of tiles
+# (session 19 fitted 0.2 on one shape; session 22's 192 x 1024 x 32768 read its weight ~twice in 1x2 clusters:
+# 0.45-0.6 keep every recorded H100 pick and move that one to the 2x1 cluster)
 SM90_UNDERFILL_EXPONENT = 0.5  # one wave of fewer CTAs than SMs: each CTA's rate x (SMs / CTAs) ** this,
 SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
 
@@ -165,12 +167,12 @@ def tile_efficiency(v: KernelVariant) -> float:
     return min(1.12, ((tm * tn) / (128.0 * 128.0)) ** EFF_EXPONENT)
 
 
-def sm90_slices(k: int, split: int) -> Tuple[int, int, int]:
-    """(slice length, full slices, remainder) of parallel split-K on sm90 (ParallelGemm::slices)."""
-    unit = 64 if k % 64 == 0 else 8
+def sm90_slices(k: int, split: int, depth: int) -> Tuple[int, int]:
+    """(slice length, slices) of parallel split-K on sm90 with ``depth``-deep k-tiles (ParallelGemm::slices):
+    whole k-tiles, one launch, the last slice cut at K."""
     length = -(-k // split)
-    length = -(-length // unit) * unit
-    return length, k // length, k % length
+    length = -(-length // depth) * depth
+    return length, -(-k // length)
 
 
 def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo, tma: bool) -> List[Candidate]:
@@ -228,21 +230,14 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
 
     for split in splits:
-        launches, full, rem = 1, 0, 0
         if parallel:
-            k_len, full, rem = sm90_slices(k, split)
-            parts = full + (rem > 0)
-            launches += rem > 0
+            k_len, parts = sm90_slices(k, split, tk)
         elif stream_k:  # the K iterations of every tile spread evenly over the SMs
             parts, k_len = 1, k
         else:
             parts = split if split < k_tiles else k_tiles
             k_len = -(-k // parts)
-        if rem and full:  # the remainder slice is a second launch of the partial GEMM, after the first
-            t_main, t_mem, t_compute, waves = main_loop(tiles * full, padded_tiles * full, k_len, full * k_len / k)
-            t_main += main_loop(tiles, padded_tiles, rem, rem / k)[0]
-        else:
-            t_main, t_mem, t_compute, waves = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0)
+        t_main, t_mem, t_compute, waves = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0)
         units = padded_tiles * parts
         if parallel:
             extra = reduce_fixed + parts * reduce_per_part
@@ -251,7 +246,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             extra = (steps * fixup + SM90_MEMSET_US) + in_kernel if steps else (0.0 if pair else in_kernel_one)
             if stream_k:
                 extra += SM90_STREAMK_FRACTION * t_main
-        out.append(new(Candidate, (v, split, parts, launches * LAUNCH_US + t_main + extra,
+        out.append(new(Candidate, (v, split, parts, LAUNCH_US + t_main + extra,
                                    (units, "work units", waves, sms, t_main, t_mem, t_compute, kind, extra))))
     return out
 

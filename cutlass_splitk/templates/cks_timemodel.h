@@ -148,14 +148,10 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   for (int s = 0; s < v.split_count; ++s) {
     int64_t const split = splits[v.first_split + s];
     if (only_split > 0 && split != only_split) continue;
-    int64_t launches = 1, parts, k_len, full = 0, rem = 0;
+    int64_t parts, k_len;
     if (parallel) {  // timemodel.sm90_slices
-      int64_t const unit = k % 64 == 0 ? 64 : 8;
-      k_len = cdiv(cdiv(k, split), unit) * unit;
-      full = k / k_len;
-      rem = k % k_len;
-      parts = full + (rem > 0);
-      launches += rem > 0;
+      k_len = cdiv(cdiv(k, split), tk) * tk;
+      parts = cdiv(k, k_len);
     } else if (stream_k) {
       parts = 1;
       k_len = k;
@@ -163,13 +159,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       parts = split < k_tiles ? split : k_tiles;
       k_len = cdiv(k, parts);
     }
-    double t_main;
-    if (rem && full) {  // the remainder slice is a second launch of the partial GEMM, after the first
-      t_main = main_loop(tiles * full, padded_tiles * full, k_len, double(full * k_len) / double(k));
-      t_main += main_loop(tiles, padded_tiles, rem, double(rem) / double(k));
-    } else {
-      t_main = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0);
-    }
+    double const t_main = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0);
     double extra;
     if (parallel) {
       extra = reduce_fixed + double(parts) * reduce_per_part;
@@ -179,7 +169,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       if (stream_k) extra += c.sm90_streamk_fraction * t_main;
     }
     out[count++] = CksRanked{index, int32_t(split), int32_t(parts), 0,
-                             double(launches) * c.launch_us + t_main + extra};
+                             c.launch_us + t_main + extra};
   }
   return count;
 }
@@ -252,7 +242,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v7(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v8(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

@@ -71,8 +71,8 @@ struct VariantConfig : Gemm_ {
 
 // The TMA + wgmma main loop, its stage count left to fill shared memory after the epilogue's
 // kCarveout bytes unless the config fixes it; the weight streamed with EVICT_FIRST where it is
-// read once (sm90_mainloop.cuh).
-template <class Gemm, int kCarveout>
+// read once; kSliced: K slices as batches of one launch (sm90_mainloop.cuh).
+template <class Gemm, int kCarveout, bool kSliced = false>
 using Mainloop = StreamingMainloop<
     typename cutlass::gemm::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::Element, typename Gemm::LayoutA,
@@ -82,7 +82,7 @@ using Mainloop = StreamingMainloop<
             Gemm::kStages == 0, cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
             cutlass::gemm::collective::StageCount<(Gemm::kStages > 0 ? Gemm::kStages : 1)>>::type,
         typename Gemm::KernelSchedule>::CollectiveOp,
-    Gemm::kSwapAB>;
+    Gemm::kSwapAB, kSliced>;
 
 // Around a kernel's to_underlying_arguments: its main loop's descriptors take the 256-byte L2
 // promotion (sm90_tma_promotion.cuh's rule) if its K tile is 64 deep.

@@ -171,17 +171,16 @@ template <class Cfg>
 struct ParallelGemm {
   using Partial = PartialGemm<typename Cfg::Gemm>;
 
-  // K slices: the length rounded up to 64 elements (whole k-tiles) when K is a multiple of 64,
-  // else to 8; a shorter remainder slice, if any, is a second launch of the same kernel.
+  // K slices: ceil(K / split) rounded up to whole k-tiles, as many as it takes to cover K (fewer than
+  // the split where the rounding overruns), all in one launch; the last one reads zeros past K.
   struct Slices {
-    int length, full, remainder;
-    int count() const { return full + (remainder > 0); }
+    int length, count;
   };
   static Slices slices(CksArgs const& a) {
-    int const unit = a.k % 64 == 0 ? 64 : 8;
+    int const unit = Cfg::kTileDepth;
     int length = (a.k + a.split_k - 1) / a.split_k;
     length = (length + unit - 1) / unit * unit;
-    return Slices{length, a.k / length, a.k % length};
+    return Slices{length, (a.k + length - 1) / length};
   }
 
   static int query(CksArgs const& a, CksQuery& q) {
@@ -190,9 +189,9 @@ struct ParallelGemm {
     Slices const s = slices(a);
     q.tiles_m = tiles(a.m, Cfg::kTileRows);
     q.tiles_n = tiles(a.n, Cfg::kTileCols);
-    q.k_partitions = s.count();
+    q.k_partitions = s.count;
     q.semaphore_bytes = 0;
-    q.partial_bytes = int64_t(sizeof(float)) * s.count() * a.m * Partial::partial_ld(a.n);
+    q.partial_bytes = int64_t(sizeof(float)) * s.count * a.m * Partial::partial_ld(a.n);
     return CKS_OK;
   }
 
@@ -207,14 +206,8 @@ struct ParallelGemm {
     float* partials = static_cast<float*>(a.partials);
     int64_t const ld = Partial::partial_ld(a.n);
     int64_t const slice_stride = int64_t(a.m) * ld;
-    if (s.full > 0) {
-      if (int st = Partial::launch(a, 0, s.length, s.full, partials, stream)) return st;
-    }
-    if (s.remainder > 0) {
-      if (int st = Partial::launch(a, s.full * s.length, s.remainder, 1, partials + s.full * slice_stride, stream))
-        return st;
-    }
-    return launch_reduction<Cfg>(a, partials, ld, slice_stride, s.count(), stream, pdl_mode(a.device));
+    if (int st = Partial::launch(a, s.length, s.count, partials, stream)) return st;
+    return launch_reduction<Cfg>(a, partials, ld, slice_stride, s.count, stream, pdl_mode(a.device));
   }
 };
 

@@ -30,9 +30,18 @@ namespace sm90 {
 // Base: cutlass::gemm::collective::CollectiveMma<MainloopSm90TmaGmmaWarpSpecialized<...>, ...>
 // (what the collective builder gives f16 / bf16 with TMA, cooperative or ping-pong). kSwapAB: the
 // kernel's A is the op's B (GemmConfig::kSwapAB), so the weight is A and its readers run along N.
-template <class Base, bool kSwapAB>
+//
+// kSliced (parallel split-K's partial GEMM): the kernel's problem is (M, N, slice, slices), batch l
+// the K columns [l * slice, (l + 1) * slice) of one A and one B of `k_total` columns (Arguments), the
+// slice a whole number of k-tiles. The TMA descriptors span the whole K and the producer's tensors
+// view it as (slice, slices), so the last slice, shorter where the slices overrun K, reads zeros past
+// K (TMA's out-of-bounds fill): any split is one launch.
+template <class Base, bool kSwapAB, bool kSliced = false>
 struct StreamingMainloop : Base {
-  using typename Base::Arguments;
+  struct SlicedArguments : Base::Arguments {
+    int k_total = 0;  // the columns of A (rows of B) that the slices cover
+  };
+  using Arguments = typename cutlass::platform::conditional<kSliced, SlicedArguments, typename Base::Arguments>::type;
   using typename Base::DispatchPolicy;
   using typename Base::GmemTiledCopyA;
   using typename Base::GmemTiledCopyB;
@@ -48,14 +57,51 @@ struct StreamingMainloop : Base {
   struct Params : Base::Params {
     Hint hint_a = Hint::EVICT_NORMAL;
     Hint hint_b = Hint::EVICT_NORMAL;
+    int k_total = 0;  // kSliced: the descriptors' K
   };
 
-  // CUTLASS's parameters, with CUTLASS's policy until the launch code sets the problem's.
+  // CUTLASS's parameters, with CUTLASS's policy until the launch code sets the problem's; kSliced:
+  // the descriptors over (M, k_total, 1) and (N, k_total, 1).
   template <class ProblemShape>
   static Params to_underlying_arguments(ProblemShape const& problem_shape, Arguments const& args, void* workspace) {
     Params params;
-    static_cast<typename Base::Params&>(params) = Base::to_underlying_arguments(problem_shape, args, workspace);
+    if constexpr (kSliced) {  // (M, N, slice, slices) -> the descriptors' (M, N, k_total, 1)
+      auto const whole = cute::make_shape(cute::get<0>(problem_shape), cute::get<1>(problem_shape), args.k_total, 1);
+      static_cast<typename Base::Params&>(params) = Base::to_underlying_arguments(whole, args, workspace);
+      params.k_total = args.k_total;
+    } else {
+      static_cast<typename Base::Params&>(params) = Base::to_underlying_arguments(problem_shape, args, workspace);
+    }
     return params;
+  }
+
+  // A TMA coordinate tensor over (rows, k_total, 1) as (rows, slice, slices).
+  template <class Full>
+  CUTLASS_DEVICE static auto as_slices(Full const& full, int rows, int slice, int slices) {
+    using namespace cute;
+    auto const d = full.layout().stride();
+    return make_tensor(full.data(), make_layout(make_shape(rows, slice, slices),
+                                                make_stride(get<0>(d), get<1>(d), get<1>(d) * slice)));
+  }
+
+  // The producer's global tensors, (BLK,BLK_K,tiles,k,l) for A and B; kSliced: each descriptor's
+  // (rows, k_total, 1) coordinates viewed as (rows, slice, slices), K's stride repeated slice-fold for
+  // l, so that batch l starts at column l * slice (CUTLASS's kernels take the k-tile count from here).
+  template <class ProblemShape_MNKL>
+  CUTLASS_DEVICE auto load_init(ProblemShape_MNKL const& problem_shape_MNKL, Params const& params) const {
+    if constexpr (kSliced) {
+      using namespace cute;
+      using X = Underscore;
+      int const m = get<0>(problem_shape_MNKL), n = get<1>(problem_shape_MNKL);
+      int const slice = get<2>(problem_shape_MNKL), slices = get<3>(problem_shape_MNKL);
+      Tensor mA_mkl = as_slices(params.tma_load_a.get_tma_tensor(make_shape(m, params.k_total, 1)), m, slice, slices);
+      Tensor mB_nkl = as_slices(params.tma_load_b.get_tma_tensor(make_shape(n, params.k_total, 1)), n, slice, slices);
+      Tensor gA_mkl = local_tile(mA_mkl, TileShape{}, make_coord(_, _, _), Step<_1, X, _1>{});  // (BLK_M,BLK_K,m,k,l)
+      Tensor gB_nkl = local_tile(mB_nkl, TileShape{}, make_coord(_, _, _), Step<X, _1, _1>{});  // (BLK_N,BLK_K,n,k,l)
+      return make_tuple(gA_mkl, gB_nkl);
+    } else {
+      return Base::load_init(problem_shape_MNKL, params);
+    }
   }
 
   // Clusters of tiles along the kernel's dimension `dim` (0: M, 1: N) over `extent`.

@@ -1,6 +1,6 @@
 // cutlass-splitk sm90 backend: parallel split-K's partial GEMM. A batched CUTLASS 3.x GEMM
-// over K slices (batch l reads A and B from column l * slice and writes its f32 partial
-// slice at partials + l * M * ld) with a plain TMA store: nothing here depends on the op's
+// over K slices (batch l reads A and B from column l * slice, zeros past K, and writes its f32
+// partial slice at partials + l * M * ld) with a plain TMA store: nothing here depends on the op's
 // epilogue, so one translation unit per (dtype, layout, tile, cluster, schedule, stages)
 // serves every op (partial.cu.in instantiates it; the content-hashed object cache compiles
 // it once). The op's entry points (sm90_gemm.cuh) only declare it.
@@ -21,10 +21,10 @@ struct PartialGemm {
   static constexpr int kPartialAlign = 4;
   static int64_t partial_ld(int n) { return (int64_t(n) + kPartialAlign - 1) / kPartialAlign * kPartialAlign; }
 
-  // Queues `batches` K slices of length `k` starting at column `k_offset` of A (row `k_offset`
-  // of B), writing partial slices from `partials` on. Defined in sm90_partial_impl.cuh.
-  static int launch(CksArgs const& a, int k_offset, int k, int batches, float* partials,
-                    cudaStream_t stream);
+  // Queues `batches` K slices of `k` columns (a whole number of k-tiles) from column 0 of A (row 0
+  // of B), the last one cut at a.k, writing partial slices from `partials` on. Defined in
+  // sm90_partial_impl.cuh.
+  static int launch(CksArgs const& a, int k, int batches, float* partials, cudaStream_t stream);
 };
 
 }  // namespace sm90

@@ -39,29 +39,27 @@ struct PartialKernel {
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::TileShape,
       typename Gemm::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, float, float, void,
       LayoutD, kAlign, float, LayoutD, kAlign, typename Gemm::EpilogueSchedule>::CollectiveOp;
+  // Batch l of the kernel's problem (M, N, slice, slices) is the K slice l (sm90_mainloop.cuh's kSliced).
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
-      cute::Shape<int, int, int, int>, Mainloop<Gemm, int(sizeof(typename Epilogue::SharedStorage))>,
+      cute::Shape<int, int, int, int>, Mainloop<Gemm, int(sizeof(typename Epilogue::SharedStorage)), true>,
       Epilogue>;
 };
 
-// What names a partial launch: the call's argument block and the slice range (the first
-// launch covers `batches` full slices from column 0, a second one the remainder).
+// What names a partial launch: the call's argument block and its slices.
 struct PartialKey {
   CksArgs args;
-  int32_t k_offset, k, batches, reserved;
+  int32_t k, batches;
   float* partials;
 };
 
 template <class Gemm>
-int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches, float* partials,
-                              cudaStream_t stream) {
+int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* partials, cudaStream_t stream) {
   using Kernel = typename PartialKernel<Gemm>::Kernel;
   using Element = typename Gemm::Element;
   static auto& plans = *new PlanCache<PartialKey, typename Kernel::Params>();  // never destroyed
   PartialKey key;
   std::memset(&key, 0, sizeof(key));  // the key is compared as bytes, padding included
   key.args = a;
-  key.k_offset = k_offset;
   key.k = k;
   key.batches = batches;
   key.partials = partials;
@@ -70,10 +68,10 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
   int64_t const ld = partial_ld(a.n);
   typename Kernel::Arguments args;
   args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
-  Element const* const pa = static_cast<Element const*>(a.a) + k_offset;
-  Element const* const pb = static_cast<Element const*>(a.b) + (Gemm::kBColumnMajor ? int64_t(k_offset)
-                                                                                     : int64_t(k_offset) * a.ldb);
-  int64_t const b_batch = Gemm::kBColumnMajor ? int64_t(k) : int64_t(k) * a.ldb;  // the next K slice of B
+  Element const* const pa = static_cast<Element const*>(a.a);
+  Element const* const pb = static_cast<Element const*>(a.b);
+  // The batch strides (the next K slice) satisfy can_implement; the descriptors span all of K instead.
+  int64_t const b_batch = Gemm::kBColumnMajor ? int64_t(k) : int64_t(k) * a.ldb;
   if constexpr (Gemm::kSwapAB) {  // the kernel's A is the op's B (N x K), its B the op's A (K x M)
     args.problem_shape = {a.n, a.m, k, batches};
     args.mainloop.ptr_A = pb;
@@ -99,6 +97,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k_offset, int k, int batches
   args.epilogue.ptr_D = partials;
   cute::get<2>(args.epilogue.dD) = int64_t(a.m) * ld;
   args.epilogue.dC = args.epilogue.dD;
+  args.mainloop.k_total = a.k;
   args.hw_info = hardware(a.device);
   if (Kernel::can_implement(args) == false)
     return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this partial GEMM (can_implement)");
