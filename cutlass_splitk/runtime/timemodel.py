@@ -207,11 +207,11 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     in_kernel_one = streamk_us + area * SM90_TMA_EPILOGUE_US_PER_ELEMENT if tma else in_kernel
     mem_full = unique_bytes / (SM90_BW_FRACTION * bw) * 1e6  # DRAM time when the CTAs' streams fill it
     new, out, kind = tuple.__new__, [], ("reduce" if parallel else "fix-up + epilogue")
-    def main_loop(work: int, units: int, k_len: int, share: float) -> Tuple[float, float, float, int]:
-        # one launch: ``work`` tiles x partitions (``units`` slots) over k_len of K, ``share`` of the operands
+    def main_loop(work: int, units: int, k_len: int) -> Tuple[float, float, float, int]:
+        # one launch: ``work`` tiles x partitions (``units`` slots) over k_len of K
         # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
         streamed = (work if work < sms else sms) * cta_stream / bw
-        t_mem = (mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6) * share
+        t_mem = mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6
         t_l2 = work * cta_bytes_per_k * k_len / l2_bw * 1e6
         t_mem = t_l2 if t_l2 > t_mem else t_mem
         if stream_k:
@@ -237,7 +237,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         else:
             parts = split if split < k_tiles else k_tiles
             k_len = -(-k // parts)
-        t_main, t_mem, t_compute, waves = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0)
+        t_main, t_mem, t_compute, waves = main_loop(tiles * parts, padded_tiles * parts, k_len)
         units = padded_tiles * parts
         if parallel:
             extra = reduce_fixed + parts * reduce_per_part

@@ -116,10 +116,10 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       (v.flags & CKS_MODEL_TMA_EPILOGUE) ? (stream_k ? c.sm90_streamk_us : 0.0) + tma_epilogue : in_kernel;
   double const mem_full = unique_bytes / (c.sm90_bw_fraction * bw) * 1e6;
   // One launch: `work` tiles x partitions (`units` CTA slots with the clusters' padding) over
-  // k_len of K, reading `share` of the operands (timemodel._predict_sm90's main_loop).
-  auto main_loop = [&](int64_t work, int64_t units, int64_t k_len, double share) {
+  // k_len of K (timemodel._predict_sm90's main_loop).
+  auto main_loop = [&](int64_t work, int64_t units, int64_t k_len) {
     double const streamed = double(work < sms ? work : sms) * cta_stream / bw;
-    double t_mem = (streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6) * share;
+    double t_mem = streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6;
     double const t_l2 = double(work) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
     if (t_l2 > t_mem) t_mem = t_l2;
     double t_compute, t_box;
@@ -159,7 +159,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       parts = split < k_tiles ? split : k_tiles;
       k_len = cdiv(k, parts);
     }
-    double const t_main = main_loop(tiles * parts, padded_tiles * parts, k_len, 1.0);
+    double const t_main = main_loop(tiles * parts, padded_tiles * parts, k_len);
     double extra;
     if (parallel) {
       extra = reduce_fixed + double(parts) * reduce_per_part;
