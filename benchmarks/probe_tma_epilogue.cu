@@ -14,7 +14,10 @@
 // Build: nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode arch=compute_90a,code=sm_90a
 //        -Xcompiler=-fPIC -shared -I<cutlass>/include
 //        -Icutlass_splitk/templates -DPROBE_KIND=<k> -DPROBE_CLUSTER_M=<1|2> -o probe_<k>.so
-//        (-DPROBE_STREAMK: CUTLASS's stream-K tile scheduler, data-parallel, as our serial split 1)
+//        (-DPROBE_STREAMK: CUTLASS's stream-K tile scheduler, data-parallel, as our serial split 1;
+//         -DPROBE_STREAMK=2: the same scheduler in its own heuristic decomposition (stream-K where the
+//         last wave is partial), as an untuned CUTLASS 3.x GEMM runs it; -DPROBE_CLUSTER_N=<1|2> with
+//         PROBE_CLUSTER_M for 1x1 and 2x2 clusters; -DPROBE_PINGPONG: the ping-pong kernel, kind 0 only)
 #include <cuda_runtime.h>
 
 #include "cute/tensor.hpp"
@@ -37,6 +40,9 @@
 #ifndef PROBE_CLUSTER_M
 #define PROBE_CLUSTER_M 1
 #endif
+#ifndef PROBE_CLUSTER_N
+#define PROBE_CLUSTER_N (3 - PROBE_CLUSTER_M)
+#endif
 #ifndef PROBE_TILE_M
 #define PROBE_TILE_M 128
 #endif
@@ -47,7 +53,7 @@
 using namespace cute;
 using Element = cutlass::half_t;
 using TileShape = Shape<Int<PROBE_TILE_M>, Int<PROBE_TILE_N>, _64>;
-using ClusterShape = Shape<Int<PROBE_CLUSTER_M>, Int<3 - PROBE_CLUSTER_M>, _1>;
+using ClusterShape = Shape<Int<PROBE_CLUSTER_M>, Int<PROBE_CLUSTER_N>, _1>;
 constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 
 template <class T>
@@ -139,14 +145,24 @@ using Epilogue = typename cutlass::epilogue::collective::detail::Sm90TmaBuilderI
 using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float, ElementC, cutlass::layout::RowMajor, 8,
-    Element, cutlass::layout::RowMajor, 8, cutlass::epilogue::TmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
+    Element, cutlass::layout::RowMajor, 8,
+#ifdef PROBE_PINGPONG
+    cutlass::epilogue::TmaWarpSpecialized,
+#else
+    cutlass::epilogue::TmaWarpSpecializedCooperative,
+#endif
+    Fusion>::CollectiveOp;
 #endif
 
 using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, cutlass::layout::RowMajor, 8, Element,
     cutlass::layout::ColumnMajor, 8, float, TileShape, ClusterShape,
     cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename Epilogue::SharedStorage))>,
+#ifdef PROBE_PINGPONG
+    cutlass::gemm::KernelTmaWarpSpecializedPingpong>::CollectiveOp;
+#else
     cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+#endif
 
 #ifdef PROBE_STREAMK  // the stream-K scheduler in its data-parallel decomposition, as our serial split 1
 using Scheduler = cutlass::gemm::StreamKScheduler;
@@ -160,7 +176,7 @@ extern "C" __attribute__((visibility("default"))) int probe_stages() { return Ma
 
 extern "C" __attribute__((visibility("default"))) int probe_smem() { return int(Kernel::SharedStorageSize); }
 
-// Returns 0 on success, else a small error code. `workspace` must hold probe_workspace() bytes.
+// Returns 0 on success, else a small error code. `workspace` must hold 64 MiB.
 extern "C" __attribute__((visibility("default"))) int probe_run(int m, int n, int k, void const* a, void const* b,
                                                                 void const* bias, void const* e, void* d,
                                                                 void* workspace, int sms, cudaStream_t stream) {
@@ -191,14 +207,18 @@ extern "C" __attribute__((visibility("default"))) int probe_run(int m, int n, in
 #endif
 #ifdef PROBE_STREAMK
   args.scheduler.splits = 1;
+#if PROBE_STREAMK == 2
+  args.scheduler.decomposition_mode = Kernel::TileScheduler::DecompositionMode::Heuristic;
+#else
   args.scheduler.decomposition_mode = Kernel::TileScheduler::DecompositionMode::DataParallel;
+#endif
   args.scheduler.reduction_mode = Kernel::TileScheduler::ReductionMode::Deterministic;
 #endif
   args.hw_info.device_id = 0;
   args.hw_info.sm_count = sms;
   Gemm gemm;
   if (gemm.can_implement(args) != cutlass::Status::kSuccess) return 1;
-  if (Gemm::get_workspace_size(args) > (1 << 20)) return 2;
+  if (Gemm::get_workspace_size(args) > (64 << 20)) return 2;
   if (gemm.initialize(args, workspace, stream) != cutlass::Status::kSuccess) return 3;
   if (gemm.run(stream) != cutlass::Status::kSuccess) return 4;
   return 0;

@@ -60,7 +60,7 @@ def main(argv=None) -> int:
         probes[name] = so
         print(f"# probe {name}: {so.probe_stages()} main-loop stages, {so.probe_smem()} B shared memory", flush=True)
     lib = None if args.lib_dir == "-" else cutlass_splitk.load(args.lib_dir)
-    workspace = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+    workspace = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
     rows, bad = [], 0
     for spec in args.shape:
         m, n, k = (int(x) for x in spec.split(","))

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Session 23's device calls, by phase (logs and JSON under /tmp/s23, packed into $OUT/s23.tgz after
+# each phase):
+#   sq       round 37: CUTLASS's own GEMM (D = acc, TMA store; benchmarks/probe_tma_epilogue.cu built by
+#            benchmarks/build_probe_sq.sh into build/probe_sq) in several tiles, clusters and schedulers
+#            (persistent, stream-K's own heuristic decomposition, ping-pong) against cuBLAS and our square
+#            tile (chain, bias + GELU, linear) on the squares; every probe output checked against float64
+#   ncu896   ncu: the chain's partial GEMM on 896^2 x 16384 (128x128 c1x2 split 2, 128x256 split 4) and on
+#            1024^2 x 16384 (128x128 c1x2 split 2): DRAM bytes, L2 hit rate, clock, tensor-pipe activity
+#   r37      round 37 (benchmarks/explore_sm90_r37.yaml): the partial GEMM as shipped (build/r37a) and with
+#            CUTLASS's NoSmemWarpSpecialized epilogue, one more main-loop stage (build/r37b), every (variant,
+#            split) on $SHAPES (default: eight skinny shapes), in turn, twice (variant_ab.py: float64 check,
+#            outputs poisoned, bitwise digests, flushed and graph times)
+#   r37check build/r37b's every candidate checked on shapes whose K slices overrun K
+#   ops rest bench benchx fuzz   device_lib.sh's common phases
+source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
+fuzz_seed=20261701
+out=/tmp/s23; mkdir -p "$out"
+skinny=(256,256,65536 512,512,32768 384,384,24576 192,1024,32768 1024,1024,16384 640,640,20480 48,8192,8192
+        256,512,49152)
+for phase in "$@"; do
+  case $phase in
+    sq) python3 benchmarks/probe_tma_epilogue.py build/probe_sq build/default --shape 4096,4096,4096 \
+          --shape 4096,4096,14336 --repeat "${REPEAT:-2}" --json "$out/sq.json" > "$out/sq.txt" 2>&1
+        echo "sq rc=$?"; cat "$out/sq.txt" ;;
+    ncu896) M="dram__bytes_read.sum,lts__t_sector_hit_rate.pct,gpc__cycles_elapsed.avg.per_second,gpu__time_duration.sum"
+            M="$M,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum"
+            for spec in "896 896 16384 t128x128x64_c1x2_coop_sauto_a8 2" "896 896 16384 t128x256x64_c1x1_coop_sauto_a8 4" \
+                        "1024 1024 16384 t128x128x64_c1x2_coop_sauto_a8 2" "896 896 16384 t128x128x64_c2x1_coop_sauto_a8 2"; do
+              set -- $spec
+              ncu --clock-control none --launch-count 14 --metrics "$M" python3 benchmarks/profile_shape.py \
+                build/default $1 $2 $3 bias_gelu_mul_permute_f16 bias_gelu_mul_permute_f16_parallel_sm90_$4 $5 \
+                > "$out/ncu896_$1_$4_$5.txt" 2>&1
+              echo "== $spec rc=$?"
+              grep -E "^  [a-zA-Z_].*\(|dram__|lts__|gpc__|gpu__|sm__" "$out/ncu896_$1_$4_$5.txt" | cut -c1-150
+            done ;;
+    r37) ab r37 explore90r37_chain_f16 . "1 2" "r37a r37b" ${SHAPES:-${skinny[@]}}
+         for f in "$out"/r37_*.txt; do echo "== $f"; grep -E "WRONG|^shape|error" "$f" | head -5; done ;;
+    r37check) ab r37check explore90r37_chain_f16 . - "r37b" 384,384,24576 300,640,1000 200,1024,5000 ;;
+    ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
+    *) echo "unknown phase $phase" ;;
+  esac
+  echo "== $phase done at ${SECONDS}s"
+  tar czf "${OUT:-.}/s23.tgz" -C /tmp s23
+done
