@@ -38,13 +38,7 @@ struct PartialKernel {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::TileShape,
       typename Gemm::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, float, float, void,
-      LayoutD, kAlign, float, LayoutD, kAlign,
-#if CKS_SM90_PARTIAL_NOSMEM  // round 37's switch: registers straight to global, no shared-memory staging
-      cutlass::epilogue::NoSmemWarpSpecialized
-#else
-      typename Gemm::EpilogueSchedule
-#endif
-      >::CollectiveOp;
+      LayoutD, kAlign, float, LayoutD, kAlign, typename Gemm::EpilogueSchedule>::CollectiveOp;
   // Batch l of the kernel's problem (M, N, slice, slices) is the K slice l (sm90_mainloop.cuh's kSliced).
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>, Mainloop<Gemm, int(sizeof(typename Epilogue::SharedStorage)), true>,
