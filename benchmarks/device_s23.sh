@@ -12,12 +12,25 @@
 #            split) on $SHAPES (default: eight skinny shapes), in turn, twice (variant_ab.py: float64 check,
 #            outputs poisoned, bitwise digests, flushed and graph times)
 #   r37check build/r37b's every candidate checked on shapes whose K slices overrun K
+#   diverse  the heuristic on shapes no sweep has seen (tall, wide, tiny M*N, medium squares, short K, odd
+#            M): the chain op and linear_bias_gelu (CUTLASS's TMA epilogue path) of build/default, every
+#            candidate swept (f16; $SHAPES overrides the list)
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
 fuzz_seed=20261701
 out=/tmp/s23; mkdir -p "$out"
 skinny=(256,256,65536 512,512,32768 384,384,24576 192,1024,32768 1024,1024,16384 640,640,20480 48,8192,8192
         256,512,49152)
+diverse=(16384,128,4096 65536,256,1024 8,4096,4096 1,8192,28672 32,28672,4096 2048,2048,2048 2048,2048,8192
+         3072,3072,3072 1536,1536,1536 4096,4096,256 8192,1024,512 1000,3000,5000 777,1112,2224 2500,2500,800
+         100,10000,3000 64,64,131072 96,96,65536 2048,256,32768 256,2048,32768 4096,1024,4096)
+sweep() {  # sweep NAME DIR OP SHAPE...: cutlass-splitk bench --sweep of OP in build/DIR ($DT, default f16)
+  local name=$1 dir=$2 op=$3; shift 3
+  local shapes=(); for s in "$@"; do shapes+=(--shape "$s"); done
+  python3 -m cutlass_splitk.cli bench "build/$dir" --op "$op" --dtype "${DT:-f16}" --no-compile --repeat 1 --sweep \
+    "${shapes[@]}" --json "$out/$name.json" > "$out/$name.txt" 2>&1
+  echo "$name rc=$?"; grep -A40 "^shape" "$out/$name.txt" | cut -c1-200
+}
 for phase in "$@"; do
   case $phase in
     sq) python3 benchmarks/probe_tma_epilogue.py build/probe_sq build/default --shape 4096,4096,4096 \
@@ -37,6 +50,8 @@ for phase in "$@"; do
     r37) ab r37 explore90r37_chain_f16 . "1 2" "r37a r37b" ${SHAPES:-${skinny[@]}}
          for f in "$out"/r37_*.txt; do echo "== $f"; grep -E "WRONG|^shape|error" "$f" | head -5; done ;;
     r37check) ab r37check explore90r37_chain_f16 . - "r37b" 384,384,24576 300,640,1000 200,1024,5000 ;;
+    diverse) sweep diverse_chain default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${diverse[@]}}
+             sweep diverse_lbg default 'linear_bias_gelu_{dtype}' ${SHAPES:-${diverse[@]}} ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac

@@ -26,6 +26,17 @@ class Shape:
     k: int
     view: Optional[List[int]] = None  # (B, S, H, D): M = B * S, N = H * D
 
+    @classmethod
+    def parse(cls, text: str) -> "Shape":
+        """``--shape M,N,K``: one batch of M rows; heads of D = 128 columns where N allows, else
+        the largest multiple of 8 (else the largest number) up to 128 that divides N."""
+        try:
+            m, n, k = (int(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"--shape {text!r}: expected M,N,K (three integers, e.g. 256,4096,14336)") from None
+        d = max((d for d in range(1, 129) if n % d == 0), key=lambda d: (d % 8 == 0, d))
+        return cls(f"{m}x{n}x{k}", m, n, k, view=[1, m, n // d, d])
+
     def view_for(self, permute: Any) -> Optional[Tuple[int, ...]]:
         """The ``view=`` of an op with output permute ``permute`` (a spec.Permute) for this
         shape: (B, S, H, D) for head_split, (B, S, 3, H / 3, D) for qkv_split (None when the
@@ -214,18 +225,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from .runtime import load
     from .runtime.timing import flushed_timer
 
+    try:
+        shapes = [Shape.parse(text) for text in args.shape] if args.shape else load_shapes(Path(args.shapes))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not torch.cuda.is_available():
         print("error: bench needs a CUDA GPU", file=sys.stderr)
         return 1
     lib = load(args.dir)
-    if args.shape:
-        shapes = []
-        for text in args.shape:
-            parts = [int(x) for x in text.split(",")]
-            shapes.append(Shape(f"{parts[0]}x{parts[1]}x{parts[2]}", *parts[:3],
-                                view=[1, parts[0], parts[1] // 128, 128]))
-    else:
-        shapes = load_shapes(Path(args.shapes))
     ceil = ceilings(flushed_timer())
     rows: List[Row] = []
     for dtype in args.dtype:

@@ -257,3 +257,18 @@ def test_python_dash_m_and_a_closed_pipe(tmp_path):
                           stdout=write, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
     os.close(write)
     assert (done.returncode, done.stderr.decode()) == (141, "")
+
+
+def test_bench_shape_views_split_any_n_into_heads():
+    from cutlass_splitk.bench import Shape
+
+    # D = 128 where N allows; else the largest multiple of 8 up to 128 dividing N; else the largest divisor
+    assert [Shape.parse(t).view for t in ("16,4096,14336", "1000,3000,5000", "64,64,131072", "7,1112,2224", "5,1111,64")] == [
+        [1, 16, 32, 128], [1, 1000, 25, 120], [1, 64, 1, 64], [1, 7, 139, 8], [1, 5, 11, 101]]
+    assert Shape.parse("1000,3000,5000").name == "1000x3000x5000"
+
+
+@needs_torch
+def test_bench_bad_shape_exit_code_2(tmp_path, capsys):
+    assert main(["bench", str(tmp_path), "--op", "linear_f16", "--shape", "16,4096"]) == 2
+    assert capsys.readouterr().err == "error: --shape '16,4096': expected M,N,K (three integers, e.g. 256,4096,14336)\n"
