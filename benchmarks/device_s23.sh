@@ -15,6 +15,12 @@
 #   diverse  the heuristic on shapes no sweep has seen (tall, wide, tiny M*N, medium squares, short K, odd
 #            M): the chain op and linear_bias_gelu (CUTLASS's TMA epilogue path) of build/default, every
 #            candidate swept (f16; $SHAPES overrides the list)
+#   r38      round 38 (benchmarks/explore_sm90_r38.yaml, build/r38): the 128x256 / 256x128 tiles in stream-K and
+#            serial split-K on medium shapes (both ops of the config, variant_ab.py: checked and timed)
+#   r38check the same on small odd shapes (K slices and partial k-tiles), correctness first
+#   r39      round 39 (benchmarks/explore_sm90_r39.yaml, build/r39): longer parallel split lists on tiny M*N with
+#            a huge K (both ops, variant_ab.py: checked and timed)
+#   sweepx   the chain op of build/default swept (f16) on session 22's fifteen further skinny shapes
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
 fuzz_seed=20261701
@@ -31,6 +37,13 @@ sweep() {  # sweep NAME DIR OP SHAPE...: cutlass-splitk bench --sweep of OP in b
     "${shapes[@]}" --json "$out/$name.json" > "$out/$name.txt" 2>&1
   echo "$name rc=$?"; grep -A40 "^shape" "$out/$name.txt" | cut -c1-200
 }
+medium=(1000,3000,5000 1536,1536,1536 2048,2048,2048 3072,3072,3072 2048,2048,8192 4096,4096,256 8192,1024,512
+        4096,1024,4096 777,1112,2224 4096,4096,4096 16384,128,4096 4096,4096,14336)
+skinny15=(192,1024,32768 256,512,49152 384,384,24576 640,640,20480 256,256,65536 512,512,32768 48,8192,8192
+          512,256,131072 1024,1024,16384 384,768,16384 640,1024,12288 896,896,16384 320,1280,16384 768,768,12288
+          128,1536,32768)
+tiny=(64,64,131072 96,96,65536 8,4096,4096 16,256,65536 128,128,65536 32,64,262144 1,1024,65536 64,256,65536
+      200,200,40000)
 for phase in "$@"; do
   case $phase in
     sq) python3 benchmarks/probe_tma_epilogue.py build/probe_sq build/default --shape 4096,4096,4096 \
@@ -52,6 +65,11 @@ for phase in "$@"; do
     r37check) ab r37check explore90r37_chain_f16 . - "r37b" 384,384,24576 300,640,1000 200,1024,5000 ;;
     diverse) sweep diverse_chain default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${diverse[@]}}
              sweep diverse_lbg default 'linear_bias_gelu_{dtype}' ${SHAPES:-${diverse[@]}} ;;
+    r38) for op in chain lbg; do ab "r38$op" "explore90r38_${op}_f16" . - r38 ${SHAPES:-${medium[@]}}; done ;;
+    r38check) for op in chain lbg; do ab "r38check$op" "explore90r38_${op}_f16" . - r38 300,640,1000 200,1024,5000 \
+                257,384,77; done ;;
+    r39) for op in chain lbg; do ab "r39$op" "explore90r39_${op}_f16" . - r39 ${SHAPES:-${tiny[@]}}; done ;;
+    sweepx) sweep sweepx default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${skinny15[@]}} ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac

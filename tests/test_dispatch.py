@@ -119,10 +119,28 @@ def test_rank_restricted_to_one_split():
 
 
 def test_rank_deterministic_tie_break():
-    # two variants that predict the same time are ordered by name, then split
+    # two sm80 variants that predict the same time are ordered by name, then split (sm90: below)
     cands = rank(LINEAR, 8192, 8192, 64, DEVICE)
     keys = [(c.predicted_us, c.variant.name, c.split) for c in cands]
     assert keys == sorted(keys)
+
+
+def test_sm90_ties_go_to_the_cluster_that_reads_fewer_rows_from_l2():
+    # Round 38 (H100, benchmarks/explore_sm90_r38.yaml): the 128x256 split-1 tile in a 2x1 cluster (each
+    # weight tile multicast to two tile rows: 128 + 256 / 2 rows per k from L2) ran 1000 x 3000 x 5000 in
+    # 63.3 us against 75.5 in 1x2 (128 / 2 + 256), level on the squares; the model predicts both alike where
+    # neither pads a tile, so such ties go to the cluster with fewer rows, then to the name (Python and C).
+    chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
+    wide = [v for v in chain.variants if v.mode is SplitMode.SERIAL and v.tile == (128, 256, 64)]
+    assert sorted(v.params.cluster for v in wide) == [(1, 2), (2, 1)]
+    for m, n, k in ((1000, 3000, 5000), (4096, 4096, 4096)):
+        a, b = (timemodel.predict(v, m, n, k, 1, DEVICE) for v in wide)
+        assert a.predicted_us == b.predicted_us
+        best = [c for c in rank(chain.variants, m, n, k, DEVICE, archs=(80,)) if c.variant in wide][0]
+        assert best.variant.params.cluster == (2, 1)
+    # where the 2x1 cluster pads a tile row (M = 300: 3 rows of tiles launch as 4), 1x2 is faster in the model
+    a, b = (timemodel.predict(v, 300, 7168, 8192, 1, DEVICE) for v in sorted(wide, key=lambda v: v.params.cluster))
+    assert a.predicted_us < b.predicted_us
 
 
 def test_fixup_constants_are_the_documented_fit():
@@ -219,8 +237,9 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False):
     cm, cn = v.params.cluster[::-1] if v.params.swap_ab else v.params.cluster
     # CUTLASS's schedulers launch whole clusters: the tile grid rounded up to multiples of the cluster
     padded = -(-(-(-m // tm)) // cm) * cm * (-(-(-(-n // tn)) // cn) * cn)
-    b_reads = -(-m // tm) if v.params.swap_ab else 1  # a swapped kernel streams B once per tile along M
-    if not v.params.swap_ab and 2.0 * k * n > timemodel.SM90_L2_BYTES:  # a weight past L2: each further
+    past_l2 = 2.0 * k * n > timemodel.SM90_L2_BYTES
+    b_reads = -(-m // tm) if v.params.swap_ab and past_l2 else 1  # a swapped kernel streams a B past L2 once per tile along M
+    if not v.params.swap_ab and past_l2:  # a weight past L2: each further
         b_reads += (-(-(-(-m // tm)) // cm) - 1) * timemodel.SM90_WEIGHT_REREAD  # cluster row re-reads a share
     depth = 128 if tk == 64 and k % 128 == 0 else tk  # the 256-byte L2 promotion of 64-deep tiles
     # one CTA's TMA boxes: in-bounds rows at the box rate, rows past the edge at the zero-fill rate (only
@@ -325,7 +344,8 @@ def test_sm90_one_underfilled_wave_runs_each_cta_faster():
     # picked parallel split 2 (1.22x the best). The per-CTA rate now rises by (SMs / CTAs) ** 0.5, at most
     # 1.85x (an H100's dense f16 peak per SM over the fitted rate), in a single wave of fewer CTAs than SMs.
     chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
-    v = next(v for v in chain.variants if v.mode is SplitMode.SERIAL and v.tile == (128, 256, 64))
+    v = next(v for v in chain.variants if v.mode is SplitMode.SERIAL and v.tile == (128, 256, 64)
+             and v.params.cluster == (1, 2))
     c = timemodel.predict(v, 300, 7168, 8192, 1, DEVICE)
     assert c.terms[0] == 3 * 28 == 84
     flops = 2.0 * 128 * 256 * 8192 / (timemodel.SM90_FLOPS_PER_SM * (132 / 84) ** 0.5) * 1e6

@@ -832,10 +832,10 @@ def test_dispatch_split_k_not_built():
     op = make_op("linear_f16")
     assert raises(ValueError, lambda: op(a_(), w_(), split_k=9)) == (
         "linear_f16: split_k=9 is not available; built split factors: "
-        "[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 32]")
+        "[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24, 32, 48, 64]")
     assert raises(ValueError, lambda: op(a_(), w_(), split_k=1, mode="parallel")) == (
         "linear_f16: split_k=1 is not available in mode parallel; built split factors: "
-        "[2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 32]")
+        "[2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24, 32, 48, 64]")
     assert op.bound.calls == []
 
 

@@ -111,7 +111,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v8 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v9 (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -145,9 +145,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v8`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v9`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v8
+        fn = handle.cks_rank_v9
     except AttributeError:
         return None
     fn.restype = ctypes.c_int

@@ -3,7 +3,7 @@ the call allows and the device can run, ranked by the time model (timemodel.py),
 predicted time first; plus the validation of a call's split_k / mode / variant.
 
 :func:`rank` evaluates the model in Python (with each candidate's figures, for ``explain``);
-:class:`NativeRanking` gets the same order from the library's ``cks_rank_v8`` (the model in C,
+:class:`NativeRanking` gets the same order from the library's ``cks_rank_v9`` (the model in C,
 templates/cks_timemodel.h), which is what a call's first launch of a new problem uses.
 """
 
@@ -94,7 +94,7 @@ _C_MODES = {SplitMode.SERIAL: 0, SplitMode.PARALLEL: 1, SplitMode.STREAM_K: 2}
 
 class NativeRanking:
     """``rank(variants, ..., archs)``'s order of (variant name, split), computed by a library's
-    ``cks_rank_v8`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
+    ``cks_rank_v9`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
     Built once per (variant pool, device): the model's constants, the runnable variants' figures
     and their splits as ctypes arrays."""
 
@@ -103,7 +103,7 @@ class NativeRanking:
         pool = runnable(variants, archs, dev)
         self._fn = fn
         self._names = [v.name for v in pool]
-        order = {name: i for i, name in enumerate(sorted(self._names))}
+        order = {v.name: i for i, v in enumerate(sorted(pool, key=_tie))}
         self._model = abi.CksModel(*(getattr(timemodel, name.upper()) for name in abi.MODEL_CONSTANTS),
                                    dev.bandwidth, dev.mma_flops_per_sm, dev.sm_count)
         splits: List[int] = []
@@ -139,13 +139,24 @@ class NativeRanking:
         count = self._fn(ctypes.byref(self._model), self._variants, self._count, self._splits, m, n, k, split or 0,
                          out, self._capacity)
         if count < 0:
-            raise RuntimeError(f"cks_rank_v8: {self._capacity} candidates did not fit")  # a bug, not an input error
+            raise RuntimeError(f"cks_rank_v9: {self._capacity} candidates did not fit")  # a bug, not an input error
         # the CksRanked rows as tuples (struct unpacks them in C; ctypes field reads cost ~0.1 us each)
         return _RANKED.iter_unpack(memoryview(out).cast("B")[:count * _RANKED.size])
 
 
-def _order(c: Candidate) -> Tuple[float, str, int]:
-    return c.predicted_us, c.variant.name, c.split
+def _tie(v: KernelVariant) -> Tuple[float, str]:
+    """Among candidates predicted equal: the variant whose CTAs read fewer operand rows per k from L2
+    (a cluster multicasts one operand's tiles: the 128x256 tile in a 2x1 cluster reads 128 + 256 / 2 rows,
+    in 1x2 128 / 2 + 256; round 38 measured 2x1 up to 16 % faster where neither pads a tile, level on the
+    squares), then the name (sm80 variants: the name)."""
+    if v.backend is not Backend.SM90:
+        return 0.0, v.name
+    (tm, tn), (cm, cn) = v.params.output_tile(v.tile), v.params.output_cluster()
+    return tm / cn + tn / cm, v.name
+
+
+def _order(c: Candidate) -> Tuple[float, Tuple[float, str], int]:
+    return c.predicted_us, _tie(c.variant), c.split
 
 
 _ALIGNMENT = operator.attrgetter("alignment")

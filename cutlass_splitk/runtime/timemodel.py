@@ -5,7 +5,7 @@ the first call of every new problem, written for host time (each variant's split
 and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v8``; dispatch.NativeRanking passes it this
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v9``; dispatch.NativeRanking passes it this
 module's constants): **a change to the arithmetic below must be made there too**, in the same
 order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
@@ -187,8 +187,9 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     oob_rows = (tiles_m * tm - m) / tiles_m + (tiles_n * tn - n) / tiles_n  # past the edge, per tile on average
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
-    # A and B once (a swapped kernel streams B once per tile along M: BENCHMARKS.md, session 13), and
-    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab else 1))
+    # A and B once (a swapped kernel streams a B past L2 once per tile along M: BENCHMARKS.md, sessions
+    # 13 and 23; one that fits stays in L2 for the other tiles), and
+    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab and 2.0 * k * n > SM90_L2_BYTES else 1))
     if not v.params.swap_ab and 2.0 * k * n > SM90_L2_BYTES:  # a weight past L2 partly again per cluster row
         unique_bytes += 2.0 * k * n * (-(-tiles_m // cm) - 1) * SM90_WEIGHT_REREAD
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold

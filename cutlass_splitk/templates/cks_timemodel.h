@@ -92,8 +92,9 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const box_s_per_k =
       ((double(tm + tn) - oob_rows) / c.sm90_box_bytes_per_s + oob_rows / c.sm90_oob_bytes_per_s) * 2.0;
   double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
-  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) ? tiles_m : 1));
-  if (!(v.flags & CKS_MODEL_SWAP_AB) && 2.0 * double(k) * double(n) > c.sm90_l2_bytes)  // a weight past L2, re-read
+  bool const weight_past_l2 = 2.0 * double(k) * double(n) > c.sm90_l2_bytes;
+  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? tiles_m : 1));
+  if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2)  // a weight past L2, re-read
     unique_bytes += 2.0 * double(k) * double(n) * double(cdiv(tiles_m, cm) - 1) * c.sm90_weight_reread;
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
   // promoted 64-deep tiles stream as 128-deep ones (timemodel.py; sm90_tma_promotion.cuh)
@@ -227,6 +228,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
   }
   std::sort(out, out + count, [variants](CksRanked const& x, CksRanked const& y) {
     if (x.predicted_us != y.predicted_us) return x.predicted_us < y.predicted_us;
+    // name_order: the variants ranked by dispatch._tie (operand rows read from L2 per k, then the name)
     int const nx = variants[x.variant].name_order, ny = variants[y.variant].name_order;
     if (nx != ny) return nx < ny;
     return x.split < y.split;
@@ -242,7 +244,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v8(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v9(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

@@ -90,7 +90,7 @@ CASES = [
      "linear_f16: split_k must be a positive int, got 0"),
     ("split_not_built", LIN, lambda: (cuda(M, K), w_t(), {"split_k": 9}), ValueError,
      "linear_f16: split_k=9 is not available; built split factors: "
-     "[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 32]"),
+     "[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24, 32, 48, 64]"),
     ("bad_mode", LIN, lambda: (cuda(M, K), w_t(), {"mode": "fast"}), ValueError,
      "linear_f16: mode='fast' is not one of 'serial', 'parallel', 'stream_k'"),
     ("bad_variant", LIN, lambda: (cuda(M, K), w_t(), {"variant": "nope"}), ValueError,
