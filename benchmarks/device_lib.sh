@@ -2,7 +2,8 @@
 # carried CUTLASS headers on the paths, $out = $OUT or device-logs, the clock, the GPU's name in
 # the log) and defines gpu_tests LOG PYTEST-ARGS..., which runs the GPU tests given, logs to
 # $out/LOG.log and prints the summary and the failures, ab (below), variant_ab.py over several
-# builds in turn, and common_phase (at the end), the phases every session's script shares.
+# builds in turn, sweep (below), a bench sweep of one op, and common_phase (at the end), the phases
+# every session's script shares.
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
 out=${OUT:-device-logs}; mkdir -p "$out"
@@ -31,6 +32,14 @@ ab() {
       echo "$prefix $name rc=$? wrong=$(grep -c WRONG "$out/${prefix}_$name.txt")"
     done
   done
+}
+# sweep NAME DIR OP SHAPE...: cutlass-splitk bench --sweep of OP in build/DIR ($DT, default f16)
+sweep() {
+  local name=$1 dir=$2 op=$3; shift 3
+  local shapes=(); for s in "$@"; do shapes+=(--shape "$s"); done
+  python3 -m cutlass_splitk.cli bench "build/$dir" --op "$op" --dtype "${DT:-f16}" --no-compile --repeat 1 --sweep \
+    "${shapes[@]}" --json "$out/$name.json" > "$out/$name.txt" 2>&1
+  echo "$name rc=$?"; grep -A40 "^shape" "$out/$name.txt" | cut -c1-200
 }
 # common_phase PHASE: the phases the session scripts share, logs and JSON under $out: ops (the GPU op
 # tests and hostile inputs), rest (the rest of the GPU suite), bench (the suite's bench, chain op, f16

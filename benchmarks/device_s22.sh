@@ -19,13 +19,6 @@ out=/tmp/s22; mkdir -p "$out"
 skinny=(192,1024,32768 256,512,49152 384,384,24576 640,640,20480 256,256,65536 512,512,32768 48,8192,8192
         512,256,131072 1024,1024,16384 384,768,16384 640,1024,12288 896,896,16384 320,1280,16384 768,768,12288
         128,1536,32768)
-sweep() {  # sweep NAME DIR OP SHAPE...: cutlass-splitk bench --sweep of OP in build/DIR ($DT, default f16)
-  local name=$1 dir=$2 op=$3; shift 3
-  local shapes=(); for s in "$@"; do shapes+=(--shape "$s"); done
-  python3 -m cutlass_splitk.cli bench "build/$dir" --op "$op" --dtype "${DT:-f16}" --no-compile --repeat 1 --sweep \
-    "${shapes[@]}" --json "$out/$name.json" > "$out/$name.txt" 2>&1
-  echo "$name rc=$?"; grep -A40 "^shape" "$out/$name.txt" | cut -c1-200
-}
 for phase in "$@"; do
   case $phase in
     r35) sweep r35 r35 explore90r35_chain_f16 ${SHAPES:-${skinny[@]}} ;;

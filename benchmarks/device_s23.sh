@@ -20,6 +20,9 @@
 #   r38check the same on small odd shapes (K slices and partial k-tiles), correctness first
 #   r39      round 39 (benchmarks/explore_sm90_r39.yaml, build/r39): longer parallel split lists on tiny M*N with
 #            a huge K (both ops, variant_ab.py: checked and timed)
+#   cublasm  ncu: the kernels cuBLAS runs for torch.matmul on the medium and short-K shapes (tile, grid, cluster)
+#   r40      round 40 (benchmarks/explore_sm90_r40.yaml, build/r40): the 128x192 split-1 tile beside 128x256 on
+#            medium, square and short-K shapes (both ops, variant_ab.py: checked and timed)
 #   sweepx   the chain op of build/default swept (f16) on session 22's fifteen further skinny shapes
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
@@ -30,18 +33,14 @@ skinny=(256,256,65536 512,512,32768 384,384,24576 192,1024,32768 1024,1024,16384
 diverse=(16384,128,4096 65536,256,1024 8,4096,4096 1,8192,28672 32,28672,4096 2048,2048,2048 2048,2048,8192
          3072,3072,3072 1536,1536,1536 4096,4096,256 8192,1024,512 1000,3000,5000 777,1112,2224 2500,2500,800
          100,10000,3000 64,64,131072 96,96,65536 2048,256,32768 256,2048,32768 4096,1024,4096)
-sweep() {  # sweep NAME DIR OP SHAPE...: cutlass-splitk bench --sweep of OP in build/DIR ($DT, default f16)
-  local name=$1 dir=$2 op=$3; shift 3
-  local shapes=(); for s in "$@"; do shapes+=(--shape "$s"); done
-  python3 -m cutlass_splitk.cli bench "build/$dir" --op "$op" --dtype "${DT:-f16}" --no-compile --repeat 1 --sweep \
-    "${shapes[@]}" --json "$out/$name.json" > "$out/$name.txt" 2>&1
-  echo "$name rc=$?"; grep -A40 "^shape" "$out/$name.txt" | cut -c1-200
-}
 medium=(1000,3000,5000 1536,1536,1536 2048,2048,2048 3072,3072,3072 2048,2048,8192 4096,4096,256 8192,1024,512
         4096,1024,4096 777,1112,2224 4096,4096,4096 16384,128,4096 4096,4096,14336)
 skinny15=(192,1024,32768 256,512,49152 384,384,24576 640,640,20480 256,256,65536 512,512,32768 48,8192,8192
           512,256,131072 1024,1024,16384 384,768,16384 640,1024,12288 896,896,16384 320,1280,16384 768,768,12288
           128,1536,32768)
+wide=(1536,1536,1536 2048,2048,2048 3072,3072,3072 2048,2048,8192 1000,3000,5000 777,1112,2224 4096,4096,4096
+      4096,4096,14336 4096,1024,4096 16384,128,4096 65536,256,1024 4096,4096,256 8192,1024,512 2500,2496,800
+      300,7168,8192 4000,4104,1000 6144,6144,6144)
 tiny=(64,64,131072 96,96,65536 8,4096,4096 16,256,65536 128,128,65536 32,64,262144 1,1024,65536 64,256,65536
       200,200,40000)
 for phase in "$@"; do
@@ -69,6 +68,14 @@ for phase in "$@"; do
     r38check) for op in chain lbg; do ab "r38check$op" "explore90r38_${op}_f16" . - r38 300,640,1000 200,1024,5000 \
                 257,384,77; done ;;
     r39) for op in chain lbg; do ab "r39$op" "explore90r39_${op}_f16" . - r39 ${SHAPES:-${tiny[@]}}; done ;;
+    cublasm) S="--clock-control none --nvtx --nvtx-include cublas/ --section SpeedOfLight --section LaunchStats"
+             for shape in "1536 1536 1536" "3072 3072 3072" "1000 3000 5000" "4096 4096 256" "8192 1024 512" "777 1112 2224" "2048 2048 2048"; do
+               set -- $shape
+               ncu $S python3 benchmarks/profile_shape.py cublas $1 $2 $3 > "$out/ncu_cublas_$1_$2_$3.txt" 2>&1
+               echo "== cuBLAS $shape rc=$?"
+               grep -E "^  [a-zA-Z_].*\(|Duration|Grid Size|Cluster Size" "$out/ncu_cublas_$1_$2_$3.txt" | cut -c1-150
+             done ;;
+    r40) for op in chain lbg; do ab "r40$op" "explore90r40_${op}_f16" . - r40 ${SHAPES:-${wide[@]}}; done ;;
     sweepx) sweep sweepx default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${skinny15[@]}} ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
