@@ -23,6 +23,8 @@
 #   cublasm  ncu: the kernels cuBLAS runs for torch.matmul on the medium and short-K shapes (tile, grid, cluster)
 #   r40      round 40 (benchmarks/explore_sm90_r40.yaml, build/r40): the 128x192 split-1 tile beside 128x256 on
 #            medium, square and short-K shapes (both ops, variant_ab.py: checked and timed)
+#   sqab     the 128x256 split-1 tile's two clusters on large shapes, three runs (build/default, the chain and
+#            linear_bias_gelu, f16): does the tie-break's 2x1 hold there?
 #   sweepx   the chain op of build/default swept (f16) on session 22's fifteen further skinny shapes
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
@@ -76,6 +78,10 @@ for phase in "$@"; do
                grep -E "^  [a-zA-Z_].*\(|Duration|Grid Size|Cluster Size" "$out/ncu_cublas_$1_$2_$3.txt" | cut -c1-150
              done ;;
     r40) for op in chain lbg; do ab "r40$op" "explore90r40_${op}_f16" . - r40 ${SHAPES:-${wide[@]}}; done ;;
+    sqab) for op in bias_gelu_mul_permute_f16 linear_bias_gelu_f16; do
+            ab "sqab_$op" "$op" "serial_sm90_t128x256x64_c" "1 2 3" default 4096,4096,4096 4096,4096,14336 6144,6144,6144 \
+              8192,8192,1024 4000,4104,1000
+          done ;;
     sweepx) sweep sweepx default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${skinny15[@]}} ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
