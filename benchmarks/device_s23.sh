@@ -25,6 +25,7 @@
 #            medium, square and short-K shapes (both ops, variant_ab.py: checked and timed)
 #   sqab     the 128x256 split-1 tile's two clusters on large shapes, three runs (build/default, the chain and
 #            linear_bias_gelu, f16): does the tie-break's 2x1 hold there?
+#   r41      round 41 (benchmarks/explore_sm90_r41.yaml, build/r41): a 64x64 partial GEMM on tiny M*N with a huge K
 #   sweepx   the chain op of build/default swept (f16) on session 22's fifteen further skinny shapes
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
@@ -82,6 +83,7 @@ for phase in "$@"; do
             ab "sqab_$op" "$op" "serial_sm90_t128x256x64_c" "1 2 3" default 4096,4096,4096 4096,4096,14336 6144,6144,6144 \
               8192,8192,1024 4000,4104,1000
           done ;;
+    r41) for op in chain lbg; do ab "r41$op" "explore90r41_${op}_f16" . - r41 ${SHAPES:-${tiny[@]}}; done ;;
     sweepx) sweep sweepx default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${skinny15[@]}} ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
