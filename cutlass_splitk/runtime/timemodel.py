@@ -189,8 +189,9 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
     # A and B once (a swapped kernel streams a B past L2 once per tile along M: BENCHMARKS.md, sessions
     # 13 and 23; one that fits stays in L2 for the other tiles), and
-    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab and 2.0 * k * n > SM90_L2_BYTES else 1))
-    if not v.params.swap_ab and 2.0 * k * n > SM90_L2_BYTES:  # a weight past L2 partly again per cluster row
+    weight_past_l2 = 2.0 * k * n > SM90_L2_BYTES
+    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab and weight_past_l2 else 1))
+    if not v.params.swap_ab and weight_past_l2:  # a weight past L2 partly again per cluster row
         unique_bytes += 2.0 * k * n * (-(-tiles_m // cm) - 1) * SM90_WEIGHT_REREAD
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
