@@ -5,11 +5,12 @@ over one backend's constants, the worst and mean ratio heuristic-pick / best-can
 the swept shapes, restricted to the variants whose names contain one of --keep (default: all).
 A `benchmarks/variant_ab.py --json` file (a list of records) is read as sweeps too. Ranked as the
 runtime ranks them: sm80 variants only where no sm90 one runs; --tma-epilogue for sweeps of an op
-without E or permute (EpilogueSpec.tma_in_kernel); --device h200 for sweeps run on an H200.
+without E or permute (EpilogueSpec.tma_in_kernel), with --activation where it has GELU (EpilogueSpec.transcendental);
+--device h200 for sweeps run on an H200.
 
     python3 benchmarks/fit_model.py benchmarks/explore_h100.json --backend sm80
     python3 benchmarks/fit_model.py benchmarks/explore_sm90_h100.json --backend sm90 --keep t64x128x128_c1x1_pp ...
-    python3 benchmarks/fit_model.py benchmarks/sweep_lbg_session21_h200.json --tma-epilogue --device h200 --samples 0
+    python3 benchmarks/fit_model.py benchmarks/sweep_lbg_session21_h200.json --tma-epilogue --activation --device h200 --samples 0
 """
 
 import argparse
@@ -66,7 +67,8 @@ def load(paths: List[str]) -> List[Tuple[Tuple[int, int, int], str, Dict[Tuple[s
     return shapes
 
 
-def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False) -> Tuple[float, float, List[str]]:
+def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False,
+          activation: bool = False) -> Tuple[float, float, List[str]]:
     ratios, lines = [], []
     for (m, n, k), label, times in shapes:
         cands = {key: us for key, us in times.items() if any(s in key[0] for s in keep)}
@@ -76,7 +78,7 @@ def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False) -> 
         for name, split in cands:
             by_variant.setdefault(name, []).append(split)
         vs = [variant(name, tuple(sorted(splits))) for name, splits in by_variant.items()]
-        pick = dispatch.rank(vs, m, n, k, dev, archs=(80,), tma_epilogue=tma)[0]
+        pick = dispatch.rank(vs, m, n, k, dev, archs=(80,), tma_epilogue=tma, activation=activation)[0]
         best = min(cands.values())
         got = cands[(pick.variant.name, pick.split)]
         ratios.append(got / best)
@@ -126,10 +128,11 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tma-epilogue", action="store_true", help="the swept op has no E and no permute")
+    ap.add_argument("--activation", action="store_true", help="the swept op's epilogue has GELU, SiLU or sigmoid")
     ap.add_argument("--device", choices=sorted(DEVICES), default="h100")
     args = ap.parse_args()
     shapes, dev, tma = load(args.json), DEVICES[args.device], args.tma_epilogue
-    worst, mean, lines = score(shapes, args.keep, dev, tma)
+    worst, mean, lines = score(shapes, args.keep, dev, tma, args.activation)
     print(f"current constants: worst {worst:.3f}, mean {mean:.3f}")
     print("\n".join(lines))
     # Random search in log space around the current constants (fractions capped at 1), then
@@ -141,7 +144,7 @@ def main() -> None:
     def trial(values):
         for n, v in values.items():
             setattr(timemodel, n, min(v, 1.0) if "FRACTION" in n else v)
-        w, mu, lines = score(shapes, args.keep, dev, tma)
+        w, mu, lines = score(shapes, args.keep, dev, tma, args.activation)
         misses = sum(float(line.split("ratio")[1].split()[0]) > 1.10 for line in lines)
         return (misses, w, mu)
 
@@ -164,7 +167,7 @@ def main() -> None:
     trial(best_values)
     print(f"fitted: {best[0]} shapes over 1.10, worst {best[1]:.3f}, mean {best[2]:.3f}: "
           + ", ".join(f"{n} = {getattr(timemodel, n):.4g}" for n in names))
-    print("\n".join(score(shapes, args.keep, dev, tma)[2]))
+    print("\n".join(score(shapes, args.keep, dev, tma, args.activation)[2]))
 
 
 if __name__ == "__main__":

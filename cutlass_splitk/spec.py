@@ -124,6 +124,12 @@ class EpilogueSpec:
         no permuted store: sm90_tma_epilogue.cuh's kTmaEpilogue)."""
         return self.e_op is EOp.NONE and self.permute is Permute.NONE
 
+    @property
+    def transcendental(self) -> bool:
+        """Whether the activation evaluates erf, tanh or exp per element (the time model's ping-pong
+        epilogue cost: timemodel.SM90_PP_ACTIVATION_US_PER_ELEMENT)."""
+        return self.activation in (Activation.GELU, Activation.GELU_TANH, Activation.SILU, Activation.SIGMOID)
+
     def to_json(self) -> dict:
         return {
             "alpha": self.alpha,

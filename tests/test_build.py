@@ -23,7 +23,7 @@ from cutlass_splitk.toolchain import BuildError, Cutlass, Toolchain, find_cutlas
 
 FAKE_CUTLASS = Cutlass(Path("/opt/cutlass/include"), Path("/opt/cutlass/tools/util/include"), "9.9.9")
 
-EXPECTED_EXPORTS = {"cks_abi_version", "cks_describe", "cks_last_error", "cks_rank_v9"} | {
+EXPECTED_EXPORTS = {"cks_abi_version", "cks_describe", "cks_last_error", "cks_rank_v10"} | {
     f"cks_{v}_{fn}" for v in MINIMAL_VARIANTS for fn in ("query", "run")}
 
 
@@ -288,7 +288,7 @@ def test_library_exports_only_the_c_entry_points(tiny_build):
 
 @pytest.mark.nvcc
 def test_library_ranks_like_the_python_model(tiny_build):
-    """The library's cks_rank_v9 (cks_timemodel.h as nvcc's host compiler built it) gives the Python
+    """The library's cks_rank_v10 (cks_timemodel.h as nvcc's host compiler built it) gives the Python
     model's candidates, order and predicted times (tests/test_timemodel_c.py covers every config)."""
     from cutlass_splitk.runtime import abi, dispatch
 
@@ -297,11 +297,11 @@ def test_library_ranks_like_the_python_model(tiny_build):
     assert op.archs == (90,)  # sm80 variants built for sm_90: native on an H100, JIT from PTX on a newer GPU
     for dev in (dispatch.DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0),
                 dispatch.DeviceInfo.from_properties("NVIDIA B200", 148, 10, 0)):
-        tma = op.epilogue.tma_in_kernel
-        ranking = dispatch.NativeRanking(bound.rank, op.variants, op.archs, dev, tma)
+        tma, act = op.epilogue.tma_in_kernel, op.epilogue.transcendental
+        ranking = dispatch.NativeRanking(bound.rank, op.variants, op.archs, dev, tma, act)
         for m, n, k, split in ((16, 4096, 4096, None), (37, 768, 4104, None), (1, 8, 65536, 2), (4096, 4096, 8, None)):
             want = [(c.variant.name, c.split, c.parts, c.predicted_us)
-                    for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs, tma)]
+                    for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs, tma, act)]
             assert want and ranking.scored(m, n, k, split) == want, (dev.name, m, n, k, split)
 
 

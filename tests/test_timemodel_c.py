@@ -1,4 +1,4 @@
-"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v9) against the Python
+"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v10) against the Python
 model it mirrors (runtime/timemodel.py through dispatch.rank): the same candidates, in the same
 order, with bit-identical predicted times, for every variant of the shipped and the exploration
 configs, on several modelled GPUs and thousands of problems. The header is compiled here by the
@@ -62,7 +62,8 @@ def cks_rank(tmp_path_factory):
 
 def _python(op, m, n, k, dev, split):
     return [(c.variant.name, c.split, c.parts, c.predicted_us)
-            for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs, op.epilogue.tma_in_kernel)]
+            for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs, op.epilogue.tma_in_kernel,
+                                   op.epilogue.transcendental)]
 
 
 def _problems(rng, count):
@@ -82,6 +83,8 @@ def test_every_shipped_and_explored_variant_is_covered():
     assert backends == {Backend.SM80, Backend.SM90} and modes == {"serial", "parallel", "stream_k"}
     assert len(clusters) >= 2, clusters
     assert {op.epilogue.tma_in_kernel for op in OPS} == {False, True}  # both in-kernel epilogues' costs
+    # and the TMA epilogue's ping-pong pair with and without a transcendental activation's cost
+    assert {(op.epilogue.tma_in_kernel, op.epilogue.transcendental) for op in OPS} >= {(True, False), (True, True)}
 
 
 @pytest.mark.parametrize("dev", DEVICES, ids=lambda d: d.name)
@@ -89,7 +92,7 @@ def test_c_model_ranks_like_the_python_model(cks_rank, dev):
     rng = random.Random(20261123)
     compared = 0
     for op in OPS:
-        ranking = NativeRanking(cks_rank, op.variants, op.archs, dev, op.epilogue.tma_in_kernel)
+        ranking = NativeRanking(cks_rank, op.variants, op.archs, dev, op.epilogue.tma_in_kernel, op.epilogue.transcendental)
         splits = sorted({s for v in op.variants for s in v.splits})
         for m, n, k in _problems(rng, 40):
             split = rng.choice([None, None, rng.choice(splits)])
@@ -109,12 +112,13 @@ def test_c_model_offers_nothing_where_python_offers_nothing(cks_rank):
     assert NativeRanking(cks_rank, op.variants, op.archs, turing).order(16, 4096, 4096) == []
 
 
-def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch):
-    """The launcher asks cks_rank_v9 when the bound library has it (and never the Python model),
+@pytest.mark.parametrize("name", ["linear_f16", "linear_bias_gelu_f16"])
+def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch, name):
+    """The launcher asks cks_rank_v10 when the bound library has it (and never the Python model),
     once per (pool, device) building the ranking."""
     from cutlass_splitk.runtime.launcher import Launcher
 
-    op = next(o for o in OPS if o.name == "linear_f16")
+    op = next(o for o in OPS if o.name == name)
     bound = type("Bound", (), {"rank": staticmethod(cks_rank)})()
     launcher = Launcher(op, bound, None, None, None)
     monkeypatch.setattr(dispatch, "rank", lambda *a, **k: pytest.fail("the Python model was asked"))
@@ -122,8 +126,11 @@ def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch):
     pool = list(op.variants)
     first = launcher.ranked(pool, 16, 4096, 4096, dev, None, 0)
     monkeypatch.undo()
-    assert op.epilogue.tma_in_kernel  # the launcher passes it on
-    assert first == [(c.variant.name, c.split) for c in dispatch.rank(pool, 16, 4096, 4096, dev, None, op.archs, True)]
+    assert op.epilogue.tma_in_kernel  # the launcher passes it on, and the activation's cost
+    assert first == [(c.variant.name, c.split) for c in dispatch.rank(pool, 16, 4096, 4096, dev, None, op.archs, True,
+                                                                      op.epilogue.transcendental)]
+    assert (launcher.ranked(pool, 4096, 4096, 256, dev, None, 0)[0][0] == dispatch.rank(
+        pool, 4096, 4096, 256, dev, None, op.archs, True, name != "linear_f16")[0].variant.name)
     built = launcher._rankings.lookup((id(pool), 0))
     assert launcher.ranked(pool, 17, 4096, 4096, dev, None, 0) and launcher._rankings.lookup((id(pool), 0)) is built
     a100 = DEVICES[3]  # another GPU model under the same index: a new ranking

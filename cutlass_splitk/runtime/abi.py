@@ -72,7 +72,8 @@ MODEL_CONSTANTS = (
     "sm90_k_depth_exponent", "sm90_l2_factor", "sm90_wave_overhead_us", "sm90_fixup_latency_us",
     "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element", "sm90_streamk_us",
     "sm90_streamk_fraction", "sm90_box_bytes_per_s", "sm90_oob_bytes_per_s", "sm90_l2_bytes", "sm90_weight_reread",
-    "sm90_tma_epilogue_us_per_element", "sm90_underfill_exponent", "sm90_underfill_max")
+    "sm90_tma_epilogue_us_per_element", "sm90_pp_activation_us_per_element", "sm90_underfill_exponent",
+    "sm90_underfill_max")
 
 
 class CksModel(ctypes.Structure):
@@ -85,6 +86,7 @@ class CksModel(ctypes.Structure):
 MODEL_SWAP_AB = 1  # CksModelVariant.flags (CKS_MODEL_SWAP_AB): an sm90 kernel with swapped operands
 MODEL_TMA_EPILOGUE = 2  # CKS_MODEL_TMA_EPILOGUE: its in-kernel modes take CUTLASS's TMA epilogue
 MODEL_PINGPONG = 4  # CKS_MODEL_PINGPONG: its schedule is ping-pong
+MODEL_ACTIVATION = 8  # CKS_MODEL_ACTIVATION: the op's epilogue evaluates a transcendental activation
 
 
 class CksModelVariant(ctypes.Structure):
@@ -111,7 +113,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v9 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v10 (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -145,9 +147,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v9`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v10`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v9
+        fn = handle.cks_rank_v10
     except AttributeError:
         return None
     fn.restype = ctypes.c_int
@@ -158,4 +160,4 @@ def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
 
 
 __all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked",
-           "MODEL_CONSTANTS", "MODEL_PINGPONG", "MODEL_SWAP_AB", "MODEL_TMA_EPILOGUE", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]
+           "MODEL_ACTIVATION", "MODEL_CONSTANTS", "MODEL_PINGPONG", "MODEL_SWAP_AB", "MODEL_TMA_EPILOGUE", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]

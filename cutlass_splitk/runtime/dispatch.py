@@ -3,7 +3,7 @@ the call allows and the device can run, ranked by the time model (timemodel.py),
 predicted time first; plus the validation of a call's split_k / mode / variant.
 
 :func:`rank` evaluates the model in Python (with each candidate's figures, for ``explain``);
-:class:`NativeRanking` gets the same order from the library's ``cks_rank_v9`` (the model in C,
+:class:`NativeRanking` gets the same order from the library's ``cks_rank_v10`` (the model in C,
 templates/cks_timemodel.h), which is what a call's first launch of a new problem uses.
 """
 
@@ -59,18 +59,19 @@ def why_not(variants: Sequence[KernelVariant], archs: Sequence[int], dev: Device
 
 def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceInfo,
          split: Optional[int] = None, archs: Optional[Sequence[int]] = None,
-         tma_epilogue: bool = False) -> List[Candidate]:
+         tma_epilogue: bool = False, activation: bool = False) -> List[Candidate]:
     """All (variant, split) candidates, best first. ``split`` restricts the split factor;
     with ``archs`` (the op's sm80 targets) only variants with native code for ``dev`` are
     ranked, or, where there are none, the sm80 variants its PTX JIT can run. ``tma_epilogue``:
-    the op's EpilogueSpec.tma_in_kernel (its sm90 in-kernel modes' epilogue costs less)."""
+    the op's EpilogueSpec.tma_in_kernel (its sm90 in-kernel modes' epilogue costs less); ``activation``:
+    its EpilogueSpec.transcendental (a ping-pong tile's epilogue may outlast the other tile's MMAs)."""
     variants = list(variants) if archs is None else runnable(variants, archs, dev)
     out: List[Candidate] = []
     for v in variants:
         if split is None:
-            out += predict_splits(v, m, n, k, v.splits, dev, tma_epilogue)
+            out += predict_splits(v, m, n, k, v.splits, dev, tma_epilogue, activation)
         elif split in v.splits:
-            out += predict_splits(v, m, n, k, (split,), dev, tma_epilogue)
+            out += predict_splits(v, m, n, k, (split,), dev, tma_epilogue, activation)
     out.sort(key=_order)
     return out
 
@@ -94,12 +95,12 @@ _C_MODES = {SplitMode.SERIAL: 0, SplitMode.PARALLEL: 1, SplitMode.STREAM_K: 2}
 
 class NativeRanking:
     """``rank(variants, ..., archs)``'s order of (variant name, split), computed by a library's
-    ``cks_rank_v9`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
+    ``cks_rank_v10`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
     Built once per (variant pool, device): the model's constants, the runnable variants' figures
     and their splits as ctypes arrays."""
 
     def __init__(self, fn: Callable[..., int], variants: Iterable[KernelVariant], archs: Sequence[int],
-                 dev: DeviceInfo, tma_epilogue: bool = False):
+                 dev: DeviceInfo, tma_epilogue: bool = False, activation: bool = False):
         pool = runnable(variants, archs, dev)
         self._fn = fn
         self._names = [v.name for v in pool]
@@ -115,7 +116,8 @@ class NativeRanking:
             if sm90:  # tile and cluster over the op's output (swap_ab exchanges the kernel's)
                 (tm, tn), (cm, cn) = v.params.output_tile(v.tile), v.params.output_cluster()
                 flags = ((abi.MODEL_SWAP_AB if v.params.swap_ab else 0) | (abi.MODEL_TMA_EPILOGUE if tma_epilogue else 0)
-                         | (abi.MODEL_PINGPONG if v.params.schedule is Schedule.PINGPONG else 0))
+                         | (abi.MODEL_PINGPONG if v.params.schedule is Schedule.PINGPONG else 0)
+                         | (abi.MODEL_ACTIVATION if activation else 0))
             rows.append((90 if sm90 else 80, _C_MODES[v.mode], tm, tn, tk, cm, cn, timemodel.occupancy(v),
                          timemodel.tile_efficiency(v), order[v.name], len(splits), len(v.splits), flags))
             splits += v.splits
@@ -139,7 +141,7 @@ class NativeRanking:
         count = self._fn(ctypes.byref(self._model), self._variants, self._count, self._splits, m, n, k, split or 0,
                          out, self._capacity)
         if count < 0:
-            raise RuntimeError(f"cks_rank_v9: {self._capacity} candidates did not fit")  # a bug, not an input error
+            raise RuntimeError(f"cks_rank_v10: {self._capacity} candidates did not fit")  # a bug, not an input error
         # the CksRanked rows as tuples (struct unpacks them in C; ctypes field reads cost ~0.1 us each)
         return _RANKED.iter_unpack(memoryview(out).cast("B")[:count * _RANKED.size])
 

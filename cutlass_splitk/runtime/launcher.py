@@ -128,7 +128,7 @@ class Launcher:
         self.platform = platform
         self.tuner = tuner
         self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
-        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v9, where the library has it
+        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v10, where the library has it
         # (id(pool), device index) -> (pool, DeviceInfo, their NativeRanking): the pool is kept so
         # that its id stays its own
         self._rankings: BoundedCache[Tuple[int, int], Tuple[Any, dispatch.DeviceInfo, dispatch.NativeRanking]] = \
@@ -201,16 +201,18 @@ class Launcher:
 
     def ranked(self, pool: Sequence[KernelVariant], m: int, n: int, k: int, dev: dispatch.DeviceInfo,
                split: Optional[int], device_index: int) -> List[Tuple[str, int]]:
-        """dispatch.rank's order of (variant, split): from the library's cks_rank_v9 where it has
+        """dispatch.rank's order of (variant, split): from the library's cks_rank_v10 where it has
         one (the first call of a new problem: ~30x less host time), else in Python."""
+        epi = self.spec.epilogue
         if self._native_rank is None:
             return [(c.variant.name, c.split)
-                    for c in dispatch.rank(pool, m, n, k, dev, split, self.spec.archs, self.spec.epilogue.tma_in_kernel)]
+                    for c in dispatch.rank(pool, m, n, k, dev, split, self.spec.archs, epi.tma_in_kernel,
+                                           epi.transcendental)]
         key = (id(pool), device_index)
         entry = self._rankings.get(key)
         if entry is None or entry[0] is not pool or not (entry[1] is dev or entry[1] == dev):
             entry = (pool, dev, dispatch.NativeRanking(self._native_rank, pool, self.spec.archs, dev,
-                                                       self.spec.epilogue.tma_in_kernel))
+                                                       epi.tma_in_kernel, epi.transcendental))
             self._rankings.put(key, entry)
         return entry[2].order(m, n, k, split)
 

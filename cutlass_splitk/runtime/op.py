@@ -133,8 +133,9 @@ class Op:
         """The ranked (variant, split) candidates the call allows (only those that run on
         ``dev`` unless ``runnable_only`` is False)."""
         archs = self.spec.archs if runnable_only else None
-        return dispatch.rank(self.pool(split_k, mode, variant), m, n, k, dev, split_k, archs,
-                             self.spec.epilogue.tma_in_kernel)
+        epi = self.spec.epilogue
+        return dispatch.rank(self.pool(split_k, mode, variant), m, n, k, dev, split_k, archs, epi.tma_in_kernel,
+                             epi.transcendental)
 
     def pool(self, split_k: Any, mode: Any, variant: Any) -> List[KernelVariant]:
         """The built variants allowed by the caller's split_k / mode / variant (validated;

@@ -1,13 +1,13 @@
-"""The dispatcher's time model: the predicted microseconds of one (variant, split) on one
-problem and device. dispatch.py evaluates it for every candidate and picks the smallest, on
-the first call of every new problem, written for host time (each variant's splits in one pass, the
-``detail`` text formatted only when read), from the problem, the device's SM count and bandwidth,
-and each variant's tile: it runs on the CPU with fake device properties.
+"""The dispatcher's time model: the predicted microseconds of one (variant, split) on one problem and device.
+dispatch.py evaluates it for every candidate and picks the smallest, on the first call of every new problem,
+written for host time (each variant's splits in one pass, the ``detail`` text formatted only when read), from the
+problem, the device's SM count and bandwidth, and each variant's tile: it runs on the CPU with fake device
+properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v9``; dispatch.NativeRanking passes it this
-module's constants): **a change to the arithmetic below must be made there too**, in the same
-order of operations; tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
+(``templates/cks_timemodel.h``, exported as ``cks_rank_v10``; dispatch.NativeRanking passes it this module's
+constants): **a change to the arithmetic below must be made there too**, in the same order of operations;
+tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
 
 Model (all times in microseconds):
 
@@ -24,21 +24,21 @@ Model (all times in microseconds):
 * Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written and read
   back at DRAM bandwidth, plus 0.5 µs (its launch overlaps the GEMM's tail: PDL). A launch: ~3 µs.
 
-sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their
-own decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in
-one launch + the reduction; serial = ``split`` partitions per tile meeting in an
-f32 workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread
-evenly over the SMs (a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its
-main loop. The in-kernel epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute:
-``tma_epilogue``) mostly overlaps the next tile's where no fix-up precedes it, and a ping-pong kernel's hides
-under the other warpgroup's MMAs (one pipeline fill per two tiles). One CTA's TMA pipeline streams
-``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (promoted 64-deep tiles as 128-deep
-ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``,
-rows past the matrix's edge (zero-filled; per tile on average along each dimension) at
-``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the
-tile grid rounded up to whole clusters; one wave of fewer CTAs than SMs runs each faster (``SM90_UNDERFILL_*``).
-Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs (same major, minor >=
-target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md, sessions 3-21).
+sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their own
+decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in one launch +
+the reduction; serial = ``split`` partitions per tile meeting in an f32 workspace in K order (``parts - 1`` fix-ups,
+one memset launch); stream_k = every K iteration spread evenly over the SMs (a pipeline fill per tile an SM takes) +
+one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The in-kernel epilogue follows the main loop; CUTLASS's TMA
+epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps the next tile's where no fix-up precedes it,
+and a ping-pong kernel's hides under the other warpgroup's MMAs (one pipeline fill per two tiles) as long as they
+last (a transcendental activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One
+CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (promoted 64-deep
+tiles as 128-deep ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at
+``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled; per tile on average along each dimension) at
+``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the tile
+grid rounded up to whole clusters; one wave of fewer CTAs than SMs runs each faster (``SM90_UNDERFILL_*``).
+Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs (same major, minor >= target).
+Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md, sessions 3-24).
 """
 
 from __future__ import annotations
@@ -71,16 +71,21 @@ SM90_FIXUP_US_PER_ELEMENT = 2.46 / (128 * 128)
 SM90_MEMSET_US = 1.0  # zeroing the stream-K turnstiles before a split launch
 SM90_EPILOGUE_US_PER_ELEMENT = 2.06 / (128 * 128)
 SM90_TMA_EPILOGUE_US_PER_ELEMENT = 0.2 / (128 * 128)  # CUTLASS's TMA epilogue (round 33: 0.19-0.26)
+# one warpgroup's TMA epilogue of a ping-pong tile with GELU / SiLU / sigmoid (bias + GELU at short K, session 24)
+SM90_PP_ACTIVATION_US_PER_ELEMENT = 6.0 / (128 * 128)
 SM90_STREAMK_US = 16.0  # stream-K's partial-tile fix-ups and imbalance
 SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % measured on the squares)
 SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
 SM90_OOB_BYTES_PER_S = 25e9  # ... and rows past the matrix's edge (zero-filled) at this rate
 SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
 SM90_WEIGHT_REREAD = 0.55  # share of a weight past L2 read from DRAM again per further cluster row of tiles
-# (session 19 fitted 0.2 on one shape; session 22's 192 x 1024 x 32768 read its weight ~twice in 1x2 clusters:
-# 0.45-0.6 keep every recorded H100 pick and move that one to the 2x1 cluster)
+# (0.45-0.6 keep every recorded H100 pick; session 22's 192 x 1024 x 32768 read its weight ~twice in 1x2 clusters)
 SM90_UNDERFILL_EXPONENT = 0.5  # one wave of fewer CTAs than SMs: each CTA's rate x (SMs / CTAs) ** this,
 SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
+
+_BANDWIDTHS = ((("H200",), 4.3e12), (("H100", "PCIE"), 1.9e12), (("H800", "PCIE"), 1.9e12), (("H100",), 3.0e12),
+               (("H800",), 3.0e12), (("A100",), 1.8e12), (("A800",), 1.8e12))  # bytes/s, by the first name match
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -99,14 +104,7 @@ class DeviceInfo:
     @classmethod
     def from_properties(cls, name: str, sm_count: int, major: int, minor: int) -> "DeviceInfo":
         key = name.upper()
-        if "H200" in key:
-            bw = 4.3e12
-        elif "H100" in key or "H800" in key:
-            bw = 3.0e12 if "PCIE" not in key else 1.9e12
-        elif "A100" in key or "A800" in key:
-            bw = 1.8e12
-        else:
-            bw = 3.0e12 if major >= 9 else 0.9e12
+        bw = next((b for tag, b in _BANDWIDTHS if all(t in key for t in tag)), 3.0e12 if major >= 9 else 0.9e12)
         # Our mma.sync kernels reach ~390 TFLOP/s on a 132-SM H100 (128x128x32, 4 stages); 312 peak on an A100.
         per_sm = 2.95e12 if major >= 9 else 2.9e12 if (major, minor) == (8, 0) else 1.3e12
         return cls(name, sm_count, bw, per_sm, major, minor)
@@ -175,7 +173,8 @@ def sm90_slices(k: int, split: int, depth: int) -> Tuple[int, int]:
     return length, -(-k // length)
 
 
-def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo, tma: bool) -> List[Candidate]:
+def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo, tma: bool,
+                  activation: bool) -> List[Candidate]:
     # Every split at once: what does not depend on the split is computed once per variant.
     (tm, tn), tk = v.params.output_tile(v.tile), v.tile[2]  # over the op's output (swap_ab: see spec)
     cm, cn = v.params.output_cluster()
@@ -199,6 +198,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     fixup = SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT
     parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
     pair = tma and v.params.schedule is Schedule.PINGPONG and not (parallel or stream_k)  # two tiles per SM
+    pp_epilogue = tm * tn * SM90_PP_ACTIVATION_US_PER_ELEMENT if activation else 0.0  # one warpgroup's, per tile
     k_tiles = max(1, -(-k // tk))  # serial: at most one partition per k-tile
     reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
@@ -223,8 +223,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         else:
             waves = -(-units // sms)
             r = rate if units >= sms else rate * min(SM90_UNDERFILL_MAX, (sms / units) ** SM90_UNDERFILL_EXPONENT)
-            if pair and k_len == k:  # a pipeline fill per pair of tiles
-                t_compute = waves * flops_per_k * k_len / r * 1e6 + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
+            if pair and k_len == k:  # a pipeline fill per pair of tiles; an epilogue longer than a tile's MMAs shows
+                t_tile = flops_per_k * k_len / r * 1e6
+                t_tile = t_tile if t_tile >= pp_epilogue else (t_tile + pp_epilogue) * 0.5
+                t_compute = waves * t_tile + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
                 t_compute = waves * (flops_per_k * k_len / r * 1e6 + SM90_WAVE_OVERHEAD_US)
             t_box = waves * box_s_per_k * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
@@ -285,12 +287,14 @@ def _predict_sm80(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
 
 
 def predict_splits(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo,
-                   tma_epilogue: bool = False) -> List[Candidate]:
+                   tma_epilogue: bool = False, activation: bool = False) -> List[Candidate]:
     """The candidates of ``v`` at each of ``splits`` (in that order). ``tma_epilogue``: the op has no E
-    and no permute (EpilogueSpec.tma_in_kernel), so its sm90 in-kernel modes take CUTLASS's TMA epilogue."""
+    and no permute (EpilogueSpec.tma_in_kernel), so its sm90 in-kernel modes take CUTLASS's TMA epilogue;
+    ``activation``: its epilogue evaluates a transcendental activation (EpilogueSpec.transcendental)."""
     sm90 = v.backend is Backend.SM90
-    return _predict_sm90(v, m, n, k, splits, dev, tma_epilogue) if sm90 else _predict_sm80(v, m, n, k, splits, dev)
+    return _predict_sm90(v, m, n, k, splits, dev, tma_epilogue, activation) if sm90 else _predict_sm80(v, m, n, k, splits, dev)
 
 
-def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo, tma_epilogue: bool = False) -> Candidate:
-    return predict_splits(v, m, n, k, (split,), dev, tma_epilogue)[0]
+def predict(v: KernelVariant, m: int, n: int, k: int, split: int, dev: DeviceInfo, tma_epilogue: bool = False,
+            activation: bool = False) -> Candidate:
+    return predict_splits(v, m, n, k, (split,), dev, tma_epilogue, activation)[0]

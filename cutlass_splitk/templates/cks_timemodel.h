@@ -31,7 +31,7 @@ typedef struct CksModel {
       sm90_l2_factor, sm90_wave_overhead_us, sm90_fixup_latency_us, sm90_fixup_us_per_element, sm90_memset_us,
       sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction, sm90_box_bytes_per_s,
       sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread, sm90_tma_epilogue_us_per_element,
-      sm90_underfill_exponent, sm90_underfill_max;
+      sm90_pp_activation_us_per_element, sm90_underfill_exponent, sm90_underfill_max;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
 } CksModel;
@@ -39,8 +39,8 @@ typedef struct CksModel {
 enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
 // CksModelVariant.flags: the sm90 kernel computes the transposed product (tm, tn, cm, cn are then
 // given over the op's output); its in-kernel modes take CUTLASS's TMA epilogue (no E, no permute);
-// its schedule is ping-pong.
-enum { CKS_MODEL_SWAP_AB = 1, CKS_MODEL_TMA_EPILOGUE = 2, CKS_MODEL_PINGPONG = 4 };
+// its schedule is ping-pong; the op's epilogue evaluates a transcendental activation.
+enum { CKS_MODEL_SWAP_AB = 1, CKS_MODEL_TMA_EPILOGUE = 2, CKS_MODEL_PINGPONG = 4, CKS_MODEL_ACTIVATION = 8 };
 
 // One variant: backend 80 or 90, split mode, tile, cluster (sm90), occupancy and tile
 // efficiency (sm80, from timemodel.occupancy / tile_efficiency), the position of its name in
@@ -108,6 +108,9 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
   // ping-pong + TMA epilogue, one partition: two tiles per SM in flight, the epilogue under the other's MMAs
   bool const pair = (v.flags & CKS_MODEL_TMA_EPILOGUE) && (v.flags & CKS_MODEL_PINGPONG) && !parallel && !stream_k;
+  // one warpgroup's epilogue per tile (a transcendental activation's), hidden only under as long MMAs
+  double const pp_epilogue =
+      (v.flags & CKS_MODEL_ACTIVATION) ? double(tm * tn) * c.sm90_pp_activation_us_per_element : 0.0;
   int64_t const k_tiles = std::max<int64_t>(1, cdiv(k, tk));
   double const reduce_fixed = c.reduce_launch_us + double(m * n) * 2.0 / (c.reduce_bw_fraction * bw) * 1e6;
   double const reduce_per_part = double(m * n) * 8.0 / (c.reduce_bw_fraction * bw) * 1e6;
@@ -136,11 +139,13 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       double const r = units >= sms ? rate
                                     : rate * std::min(c.sm90_underfill_max,
                                                       std::pow(double(sms) / double(units), c.sm90_underfill_exponent));
-      if (pair && k_len == k)  // a pipeline fill per pair of tiles
-        t_compute = double(waves) * flops_per_k * double(k_len) / r * 1e6 +
-                    double(cdiv(units, 2 * sms)) * c.sm90_wave_overhead_us;
-      else
+      if (pair && k_len == k) {  // a pipeline fill per pair of tiles; an epilogue longer than a tile's MMAs shows
+        double t_tile = flops_per_k * double(k_len) / r * 1e6;
+        t_tile = t_tile >= pp_epilogue ? t_tile : (t_tile + pp_epilogue) * 0.5;
+        t_compute = double(waves) * t_tile + double(cdiv(units, 2 * sms)) * c.sm90_wave_overhead_us;
+      } else {
         t_compute = double(waves) * (flops_per_k * double(k_len) / r * 1e6 + c.sm90_wave_overhead_us);
+      }
       t_box = double(waves) * box_s_per_k * double(k_len) * 1e6;
     }
     if (t_box > t_mem) t_mem = t_box;
@@ -244,7 +249,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v9(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v10(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Session 24's device calls, by phase (logs and JSON under /tmp/s24, packed into $OUT/s24.tgz after
+# each phase):
+#   cublass  ncu: the kernels cuBLAS runs for torch.matmul on the skinny shapes we trail it on (tile, grid,
+#            cluster, duration)
+#   r42      round 42 (benchmarks/explore_sm90_r42.yaml, build/r42): partial GEMMs in 1x1 clusters (no padding
+#            CTAs) beside the shipped 1x2 / 2x1 ones on the fifteen skinny shapes (variant_ab.py: float64 check,
+#            outputs poisoned, bitwise digests, flushed and graph times)
+#   diverse  session 23's twenty further shapes (tall, wide, tiny M*N, medium, short K, odd M): linear_bias_gelu
+#            and the chain op of build/default, every candidate swept (f16): the ping-pong tile's GELU epilogue at
+#            short K (cks_rank_v10)
+#   ops rest bench benchx fuzz   device_lib.sh's common phases
+source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
+fuzz_seed=20261801
+out=/tmp/s24; mkdir -p "$out"
+skinny15=(192,1024,32768 256,512,49152 384,384,24576 640,640,20480 256,256,65536 512,512,32768 48,8192,8192
+          512,256,131072 1024,1024,16384 384,768,16384 640,1024,12288 896,896,16384 320,1280,16384 768,768,12288
+          128,1536,32768)
+diverse=(16384,128,4096 65536,256,1024 8,4096,4096 1,8192,28672 32,28672,4096 2048,2048,2048 2048,2048,8192
+         3072,3072,3072 1536,1536,1536 4096,4096,256 8192,1024,512 1000,3000,5000 777,1112,2224 2500,2500,800
+         100,10000,3000 64,64,131072 96,96,65536 2048,256,32768 256,2048,32768 4096,1024,4096)
+for phase in "$@"; do
+  case $phase in
+    cublass) S="--clock-control none --nvtx --nvtx-include cublas/ --section SpeedOfLight --section LaunchStats"
+             for shape in "384 384 24576" "640 640 20480" "896 896 16384" "320 1280 16384" "512 512 32768" "768 768 12288"; do
+               set -- $shape
+               ncu $S python3 benchmarks/profile_shape.py cublas $1 $2 $3 > "$out/ncu_cublas_$1_$2_$3.txt" 2>&1
+               echo "== cuBLAS $shape rc=$?"
+               grep -E "^  [a-zA-Z_].*\(|Duration|Grid Size|Cluster Size" "$out/ncu_cublas_$1_$2_$3.txt" | cut -c1-150
+             done ;;
+    r42) ab r42 explore90r42_chain_f16 . - r42 ${SHAPES:-${skinny15[@]}}
+         grep -h WRONG "$out"/r42_*.txt | head -5 ;;
+    diverse) sweep diverse_lbg default 'linear_bias_gelu_{dtype}' ${SHAPES:-${diverse[@]}}
+             sweep diverse_chain default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${diverse[@]}} ;;
+    ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
+    *) echo "unknown phase $phase" ;;
+  esac
+  echo "== $phase done at ${SECONDS}s"
+  tar czf "${OUT:-.}/s24.tgz" -C /tmp s24
+done
