@@ -9,6 +9,8 @@
 #   diverse  session 23's twenty further shapes (tall, wide, tiny M*N, medium, short K, odd M): linear_bias_gelu
 #            and the chain op of build/default, every candidate swept (f16): the ping-pong tile's GELU epilogue at
 #            short K (cks_rank_v10)
+#   epimix   configs/epilogues.yaml's silu_rowbias_mul_f16 (sm80 grid built for sm_90 beside sm90 grids: both
+#            native on an H100), every candidate swept on twelve shapes: the heuristic with sm90 candidates first
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20261801
@@ -32,6 +34,9 @@ for phase in "$@"; do
          grep -h WRONG "$out"/r42_*.txt | head -5 ;;
     diverse) sweep diverse_lbg default 'linear_bias_gelu_{dtype}' ${SHAPES:-${diverse[@]}}
              sweep diverse_chain default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${diverse[@]}} ;;
+    epimix) sweep epimix epilogues 'silu_rowbias_mul_{dtype}' ${SHAPES:-16,4096,14336 64,4096,14336 128,4096,8192 \
+              256,256,65536 512,512,32768 1024,1024,16384 384,384,24576 2048,2048,2048 4096,4096,256 777,1112,2224 \
+              8,4096,4096 4096,4096,4096} ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac

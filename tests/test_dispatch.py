@@ -431,6 +431,33 @@ def test_variants_are_ranked_only_where_they_run():
                                                       "9.0); its sm80 variants for sm_80")
 
 
+def test_sm90_candidates_rank_ahead_of_sm80_ones_where_both_run_natively():
+    # sm80 grids built for sm_90 (README's `arch: [80, 90]`, configs/epilogues.yaml's `arch: [90]`) run natively on
+    # an H100 beside the sm90 ones. Ranked together by predicted time the model misjudged 16 of 191 recorded H100
+    # shapes by up to 1.44x (4096^2 x 256, the chain: sm80's 256x128 tile, 81.0 us against 56.8; session 24's
+    # scan of every sweep); sm90 first, sm80 after them as fallbacks, misses none of those.
+    h100, a100 = DEVICE, DeviceInfo("A100", 108, 1.8e12, 2.9e12, 8, 0)
+    chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
+    for m, n, k in ((4096, 4096, 256), (512, 256, 131072), (8, 4096, 4096), (1, 4096, 4096)):
+        both = rank(chain.variants, m, n, k, h100, archs=(80, 90))
+        backends = [c.variant.backend for c in both]
+        assert set(backends) == {Backend.SM80, Backend.SM90}
+        first80 = backends.index(Backend.SM80)
+        assert set(backends[:first80]) == {Backend.SM90} and set(backends[first80:]) == {Backend.SM80}
+        # each backend in its own predicted order, as ranked alone
+        assert [c for c in both if c.variant.backend is Backend.SM90] == rank(chain.variants, m, n, k, h100, archs=(80,))
+        assert [c for c in both if c.variant.backend is Backend.SM80] == rank(
+            [v for v in chain.variants if v.backend is Backend.SM80], m, n, k, h100, archs=(80, 90))
+    # the case that motivated it: the model prices sm80's 256x128 tile below every sm90 candidate
+    both = rank(chain.variants, 4096, 4096, 256, h100, archs=(80, 90))
+    assert min(both, key=lambda c: c.predicted_us).variant.backend is Backend.SM80
+    assert both[0].variant.backend is Backend.SM90
+    # where only one backend runs, or on another GPU, nothing moves
+    assert rank(chain.variants, 4096, 4096, 256, a100, archs=(80, 90)) == sorted(
+        rank(chain.variants, 4096, 4096, 256, a100, archs=(80, 90)), key=lambda c: (c.predicted_us, c.variant.name, c.split))
+    assert {c.variant.backend for c in rank(chain.variants, 4096, 4096, 256, a100, archs=(80, 90))} == {Backend.SM80}
+
+
 def test_decode_prediction_by_hand():
     # 16x4096x14336 on the 32x128x64 parallel variant, split 4, worked through by hand:
     # gemm_k = 3584, 4 partitions; 1 x 32 tiles x 4 = 128 CTAs in 1 wave of 264 (occupancy 2);

@@ -878,6 +878,28 @@ def test_dispatch_falls_back_when_the_library_rejects_a_candidate():
                                                        ("run", ranked[1])]
 
 
+def test_sm80_variants_built_for_sm90_follow_the_sm90_ones_as_fallbacks():
+    # configs/epilogues.yaml builds its sm80 grids for sm_90: on an H100 both backends run natively. The
+    # heuristic asks the sm90 candidates first (dispatch.hopper_first) and the sm80 ones after them, so a
+    # problem no sm90 variant takes still runs; explain says so.
+    spec = SPECS["silu_rowbias_mul_f16"]
+    assert spec.archs == (90,) and {v.backend.value for v in spec.variants} == {"sm80", "sm90"}
+    op = make_op(spec.name)
+    e, bias = torch.randn(M, N, dtype=H), torch.randn(M, dtype=H)
+    op(a_(), w_(), bias=bias, e=e)
+    assert "_sm90_" in op.bound.calls[0][1] and op.bound.calls[-1][0] == "run"
+    op = make_op(spec.name, query_status=lambda name, args: abi.STATUS_INVALID_PROBLEM if "_sm90_" in name else 0)
+    op(a_(), w_(), bias=bias, e=e)
+    asked = [n for k, n, _ in op.bound.calls if k == "query"]
+    first80 = next(i for i, n in enumerate(asked) if "_sm90_" not in n)
+    assert first80 > 0 and all("_sm90_" in n for n in asked[:first80])
+    assert op.bound.calls[-1][0] == "run" and "_sm90_" not in op.bound.calls[-1][1]
+    text = op.library.explain(spec.name, 4096, 4096, 256, device=FAKE_DEVICE, top=1)
+    assert text.splitlines()[1].startswith("  -> silu_rowbias_mul_f16_") and "_sm90_" in text.splitlines()[1]
+    assert text.splitlines()[-1] == ("   (its sm80 variants run here too and rank after the sm90 ones, as fallbacks; "
+                                     "tune times them all)")
+
+
 def test_dispatch_nothing_can_run():
     op = make_op("linear_f16", query_status=lambda name, args: abi.STATUS_INVALID_PROBLEM)
     message = raises(ValueError, lambda: op(a_(), w_(), mode="serial", split_k=2))

@@ -85,6 +85,8 @@ def test_every_shipped_and_explored_variant_is_covered():
     assert {op.epilogue.tma_in_kernel for op in OPS} == {False, True}  # both in-kernel epilogues' costs
     # and the TMA epilogue's ping-pong pair with and without a transcendental activation's cost
     assert {(op.epilogue.tma_in_kernel, op.epilogue.transcendental) for op in OPS} >= {(True, False), (True, True)}
+    # and pools where sm90 and sm80 variants both run natively on an H100 (dispatch.hopper_first's reorder)
+    assert any(len({v.backend for v in dispatch.runnable(op.variants, op.archs, DEVICES[0])}) == 2 for op in OPS)
 
 
 @pytest.mark.parametrize("dev", DEVICES, ids=lambda d: d.name)
