@@ -11,6 +11,8 @@
 #            short K (cks_rank_v10)
 #   epimix   configs/epilogues.yaml's silu_rowbias_mul_f16 (sm80 grid built for sm_90 beside sm90 grids: both
 #            native on an H100), every candidate swept on twelve shapes: the heuristic with sm90 candidates first
+#   ncured   ncu: the chain's partial GEMM and our reduction kernel on the skinny shapes of `cublass` (durations,
+#            DRAM and L2 bytes) beside cuBLAS's splitKreduce there
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20261801
@@ -37,6 +39,17 @@ for phase in "$@"; do
     epimix) sweep epimix epilogues 'silu_rowbias_mul_{dtype}' ${SHAPES:-16,4096,14336 64,4096,14336 128,4096,8192 \
               256,256,65536 512,512,32768 1024,1024,16384 384,384,24576 2048,2048,2048 4096,4096,256 777,1112,2224 \
               8,4096,4096 4096,4096,4096} ;;
+    ncured) M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum"
+            for spec in "384 384 24576 t128x128x64_c2x1_coop_sauto_a8 10" "640 640 20480 t128x128x64_c1x2_coop_sauto_a8 4" \
+                        "512 512 32768 t128x128x64_c1x2_coop_sauto_a8 8" "896 896 16384 t128x256x64_c1x1_coop_sauto_a8 4" \
+                        "16 4096 14336 t64x128x64_c1x2_pp_sauto_a8 8"; do
+              set -- $spec
+              ncu --clock-control none --launch-skip 2 --launch-count 4 --metrics "$M" python3 benchmarks/profile_shape.py \
+                build/default $1 $2 $3 bias_gelu_mul_permute_f16 bias_gelu_mul_permute_f16_parallel_sm90_$4 $5 \
+                > "$out/ncured_$1_$2_$3.txt" 2>&1
+              echo "== $spec rc=$?"
+              grep -E "^  [a-zA-Z_].*\(|dram__|lts__|gpu__" "$out/ncured_$1_$2_$3.txt" | cut -c1-110
+            done ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac
