@@ -894,6 +894,10 @@ def test_sm80_variants_built_for_sm90_follow_the_sm90_ones_as_fallbacks():
     first80 = next(i for i, n in enumerate(asked) if "_sm90_" not in n)
     assert first80 > 0 and all("_sm90_" in n for n in asked[:first80])
     assert op.bound.calls[-1][0] == "run" and "_sm90_" not in op.bound.calls[-1][1]
+    # what tune times (Op.candidates): every runnable candidate, the sm80 ones included, after the sm90 ones
+    cands = op.candidates(4096, 4096, 256, FAKE_DEVICE)
+    assert {c.variant.backend.value for c in cands} == {"sm80", "sm90"}
+    assert len(cands) == sum(len(v.splits) for v in spec.variants)  # all of them run on an H100
     text = op.library.explain(spec.name, 4096, 4096, 256, device=FAKE_DEVICE, top=1)
     assert text.splitlines()[1].startswith("  -> silu_rowbias_mul_f16_") and "_sm90_" in text.splitlines()[1]
     assert text.splitlines()[-1] == ("   (its sm80 variants run here too and rank after the sm90 ones, as fallbacks; "
