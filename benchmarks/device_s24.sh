@@ -13,6 +13,7 @@
 #            native on an H100), every candidate swept on twelve shapes: the heuristic with sm90 candidates first
 #   ncured   ncu: the chain's partial GEMM and our reduction kernel on the skinny shapes of `cublass` (durations,
 #            DRAM and L2 bytes) beside cuBLAS's splitKreduce there
+#   sweepx   the chain op of build/default swept (f16) on the fifteen skinny shapes (the 1x1 partial tile's picks)
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20261801
@@ -50,6 +51,7 @@ for phase in "$@"; do
               echo "== $spec rc=$?"
               grep -E "^  [a-zA-Z_].*\(|dram__|lts__|gpu__" "$out/ncured_$1_$2_$3.txt" | cut -c1-110
             done ;;
+    sweepx) sweep sweepx default 'bias_gelu_mul_permute_{dtype}' ${SHAPES:-${skinny15[@]}} ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac

@@ -620,3 +620,22 @@ def test_sm90_a_weight_past_l2_shared_by_two_tile_rows_goes_to_a_2x1_cluster():
     assert pick((2, 1)) < pick((1, 2))
     ranked = dispatch.rank([v for v in SHIPPED_SM90 if v.op == SHIPPED_SM90[0].op], 192, 1024, 32768, DEVICE)
     assert (ranked[0].variant.params.cluster, ranked[0].variant.mode) == ((2, 1), SplitMode.PARALLEL)
+
+
+def test_sm90_the_partial_tile_runs_without_a_cluster_only_where_a_cluster_would_pad():
+    # Round 42 (session 24, H100, the chain op): 640^2 x 20480 has 5 x 5 tiles of 128x128; a 1x2 or 2x1 cluster runs
+    # them as 5 x 6, the padding CTAs taking SM slots: 1x1 at split 5 (125 CTAs) 42.4 us graph against the 1x2
+    # cluster's 48.7 at split 4 (120 CTAs, 100 computing); 896^2 60.6 against 65.7. Where a cluster pads nothing the
+    # model predicts both alike and the tie goes to the cluster, whose multicast halves one operand's L2 reads
+    # (1024^2: 55.7 in 1x2 against 68.0 without).
+    chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
+    for (m, n, k), split in (((640, 640, 20480), 5), ((896, 896, 16384), 2), ((384, 384, 24576), 14)):
+        best = rank(chain.variants, m, n, k, DEVICE, archs=(80,))[0]
+        assert (best.variant.tile, best.variant.params.cluster, best.split) == ((128, 128, 64), (1, 1), split), (m, best)
+    for m, n, k in ((1024, 1024, 16384), (512, 512, 32768), (192, 1024, 32768), (768, 768, 12288), (320, 1280, 16384)):
+        best = rank(chain.variants, m, n, k, DEVICE, archs=(80,))[0]
+        assert best.variant.params.cluster != (1, 1), (m, n, k, best.variant.name)
+        lone = [c for c in rank(chain.variants, m, n, k, DEVICE, archs=(80,))
+                if c.variant.params.cluster == (1, 1) and c.variant.tile == (128, 128, 64) and c.split == best.split]
+        if best.variant.tile == (128, 128, 64) and 2 * k * n < timemodel.SM90_L2_BYTES:
+            assert lone[0].predicted_us == best.predicted_us  # the same split without the cluster: alike (a tie)
