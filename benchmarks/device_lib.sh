@@ -1,6 +1,7 @@
 # Shared by the device scripts: sourcing it sets up the run (strict mode, the package and the
 # carried CUTLASS headers on the paths, $out = $OUT or device-logs, the clock, the GPU's name in
-# the log) and defines gpu_tests LOG PYTEST-ARGS..., which runs the GPU tests given, logs to
+# the log), sets the shared shape lists (skinny15, diverse) and defines gpu_tests LOG PYTEST-ARGS...,
+# which runs the GPU tests given, logs to
 # $out/LOG.log and prints the summary and the failures, ab (below), variant_ab.py over several
 # builds in turn, sweep (below), a bench sweep of one op, and common_phase (at the end), the phases
 # every session's script shares.
@@ -9,6 +10,15 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
 out=${OUT:-device-logs}; mkdir -p "$out"
 SECONDS=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+# Shape lists the session scripts share: session 22's fifteen skinny shapes and session 23's twenty further ones
+# (tall, wide, tiny M*N, medium squares, short K, odd M).
+skinny15=(192,1024,32768 256,512,49152 384,384,24576 640,640,20480 256,256,65536 512,512,32768 48,8192,8192
+          512,256,131072 1024,1024,16384 384,768,16384 640,1024,12288 896,896,16384 320,1280,16384 768,768,12288
+          128,1536,32768)
+diverse=(16384,128,4096 65536,256,1024 8,4096,4096 1,8192,28672 32,28672,4096 2048,2048,2048 2048,2048,8192
+         3072,3072,3072 1536,1536,1536 4096,4096,256 8192,1024,512 1000,3000,5000 777,1112,2224 2500,2500,800
+         100,10000,3000 64,64,131072 96,96,65536 2048,256,32768 256,2048,32768 4096,1024,4096)
 
 gpu_tests() {
   local log=$1; shift
