@@ -75,7 +75,7 @@ def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceI
         elif split in v.splits:
             out += predict_splits(v, m, n, k, (split,), dev, tma_epilogue, activation)
     out.sort(key=_order)
-    return hopper_first(out, lambda c: c.variant) if (dev.major, dev.minor) == (9, 0) else out
+    return hopper_first(out, lambda c: c.variant) if Backend.SM90 in native_backends((), dev) else out
 
 
 def runnable(variants: Iterable[KernelVariant], archs: Sequence[int], dev: DeviceInfo) -> List[KernelVariant]:

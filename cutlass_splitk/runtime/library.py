@@ -144,6 +144,6 @@ class Library:
             lines.append(f"  {'->' if i == 0 else '  '} {c.describe()}")
         if len(cands) > top:
             lines.append(f"     ... {len(cands) - top} more")
-        if len({c.variant.backend for c in cands}) > 1 and (dev.major, dev.minor) == (9, 0):
+        if len({c.variant.backend for c in cands}) > 1:  # both native: an sm_90 GPU (dispatch.hopper_first)
             lines.append("   (its sm80 variants run here too and rank after the sm90 ones, as fallbacks; tune times them all)")
         return "\n".join(lines)
