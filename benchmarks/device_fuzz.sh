@@ -10,6 +10,6 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 export CUTLASS_PATH=${CUTLASS_PATH:-$PWD/.cutlass}
 out=${OUT:-device-logs}/fuzz
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 benchmarks/fuzz_configs.py --seed "${SEED:-20260613}" --configs "${CONFIGS:-40}" \
+python3 benchmarks/fuzz_configs.py --seed "${SEED:-20260613}" --configs "${CONFIGS:-48}" \
     --problems-per-config "${PROBLEMS:-300}" --backend both --jobs "${JOBS:-16}" \
     --out "$out" --build-dir build/fuzz --cache build/fuzz-cache "$@"

@@ -265,7 +265,7 @@ def summary(run: Run) -> str:
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--seed", type=int, default=None, help="run seed (default: random, printed)")
-    ap.add_argument("--configs", type=int, default=40, help="configs to draw (default 40)")
+    ap.add_argument("--configs", type=int, default=48, help="configs to draw (default 48)")
     ap.add_argument("--problems-per-config", type=int, default=300, help="random problems per config (default 300)")
     ap.add_argument("--out", required=True, help="report and configs go here")
     ap.add_argument("--build-dir", default=None, help="built libraries (default OUT/build)")

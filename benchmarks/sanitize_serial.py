@@ -4,8 +4,13 @@ checked against float64.
 
     compute-sanitizer --tool memcheck  python3 benchmarks/sanitize_serial.py build/default
     compute-sanitizer --tool racecheck python3 benchmarks/sanitize_serial.py build/default
+    compute-sanitizer --tool memcheck  python3 benchmarks/sanitize_serial.py build/r43 explore90r43_chain_f16 --match c2x2
+
+(other ops of the build after its directory; ``--match`` keeps the variants whose names contain that regular
+expression)
 """
 
+import re
 import sys
 
 import torch
@@ -23,15 +28,20 @@ def runnable(lib, op):
     return [v for v in op.spec.variants if dispatch.runs_on(v, op.spec.archs, dev)]
 
 
-def main(directory: str) -> int:
+def main(directory: str, *args: str) -> int:
+    ops, match = list(args), ""
+    if "--match" in ops:
+        i = ops.index("--match")
+        match = ops[i + 1]
+        del ops[i:i + 2]
     lib = cutlass_splitk.load(directory)
     g = torch.Generator(device="cuda")
     g.manual_seed(0)
     failures = 0
     runs = 0
-    for op_name in OPS:
+    for op_name in ops or OPS:
         op = getattr(lib, op_name)
-        for v in runnable(lib, op):
+        for v in [v for v in runnable(lib, op) if re.search(match, v.name)]:
             for (m, n, k, view) in ((37, 72, 1000, (1, 37, 3, 24)), (130, 136, 264, (2, 65, 17, 8))):
                 split = max(v.splits)
                 a, b, kw = random_inputs(op.spec, m, n, k, view=view, generator=g)

@@ -918,10 +918,15 @@ def test_epilogues_config():
     assert len(ops["relu_rowbias_add_f16"].variants) == 4 + 3 + 2
     assert ops["leaky_add_permute_f16"].epilogue.leaky_slope == 0.1
     assert ops["nn_bias_silu_bf16"].layout is Layout.NN
-    # the sm90 in-kernel TMA epilogue's coverage: a per-row bias with a slope, and nothing at all
+    # the sm90 in-kernel TMA epilogue's coverage: a per-row bias with a slope, and nothing at all; with clusters of
+    # four (a ping-pong tile in 1x4 in 2 modes, a cooperative one in 2x2 in 3)
     assert [(o.epilogue.tma_in_kernel, {v.backend.value for v in o.variants}, len(o.variants))
-            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 5)] * 2
+            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 7), (True, {"sm90"}, 8)]
     assert ops["rowbias_leaky_f16"].epilogue.leaky_slope == 0.2
+    clusters = {o: sorted({v.params.cluster for v in ops[o].variants
+                           if v.backend is Backend.SM90 and v.params.cluster[0] * v.params.cluster[1] == 4})
+                for o in ("leaky_add_permute_f16", "rowbias_leaky_f16", "relu_nobias_bf16")}
+    assert clusters == {"leaky_add_permute_f16": [(2, 2)], "rowbias_leaky_f16": [(1, 4)], "relu_nobias_bf16": [(2, 2)]}
 
 
 # --- property: never anything but Config or ConfigError ----------------------------------------------------

@@ -567,6 +567,18 @@ def test_sm90_waves_count_whole_clusters():
     assert four.detail.startswith("120 work units, 1 wave(s)") and five.detail.startswith("150 work units, 2 wave(s)")
     assert four.predicted_us < five.predicted_us
 
+@pytest.mark.parametrize("cluster, m, n", [((2, 2), 640, 1280), ((1, 4), 640, 1280), ((4, 1), 1280, 640)])
+def test_sm90_clusters_of_four_run_120_of_132_sms(cluster, m, n):
+    # An H100 runs 30 clusters of four at once (benchmarks/cluster_probe.cu, session 25), and the kernels size
+    # their persistent grid by that count: 128x128 tiles on 640 x 1280 (5 x 10 tiles, 6 x 10 in 2x2 clusters)
+    # at split 2 are 120 work units, one wave of 120; split 3's 180 take two. Clusters of one and two keep 132.
+    v = KernelVariant("x", SplitMode.PARALLEL, (128, 128, 64), 8, Sm90Params(cluster, Schedule.COOPERATIVE, 0), (2, 3))
+    two, three = timemodel.predict_splits(v, m, n, 16384, (2, 3), DEVICE)
+    assert two.detail.startswith("120 work units, 1 wave(s) of 120")
+    assert three.detail.startswith("180 work units, 2 wave(s) of 120")
+    assert [timemodel.cluster_slots(132, c) for c in (1, 2, 4)] == [132, 132, 120]
+
+
 
 def test_sm90_weight_past_l2_read_by_several_cluster_rows(monkeypatch):
     # 128 x 2048 x 28672: the 64x128 ping-pong tile (two tile rows, 1x2 clusters) reads the 117 MB weight

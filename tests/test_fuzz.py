@@ -1,5 +1,5 @@
 """The config fuzzer without a GPU (issue 13, part 2): the generator draws valid configs only,
-covers every knob value in 40 draws and is deterministic per seed; the problem runner passes
+covers every knob value in 48 draws and is deterministic per seed; the problem runner passes
 a correct CPU emulation of the kernels and catches injected faults; the driver reports a
 config that fails to build (a fake nvcc). tests/gpu/test_gpu_fuzz.py runs the real thing."""
 
@@ -35,8 +35,8 @@ def test_every_draw_validates_and_is_one_group(seed):
 
 
 @pytest.mark.parametrize("seed,backend", [(0, "both"), (1, "both"), (2, "both"), (3, "sm80"), (4, "sm90")])
-def test_forty_draws_cover_every_knob_value(seed, backend):
-    draws, coverage = fuzz_grammar.draw_run(seed, 40, backend)
+def test_48_draws_cover_every_knob_value(seed, backend):
+    draws, coverage = fuzz_grammar.draw_run(seed, 48, backend)
     scopes = ("op",) + (fuzz_grammar.BACKENDS if backend == "both" else (backend,))
     assert coverage.missing(scopes) == []
     odd = [s for d in draws for key in ("serial_split", "parallel_split")

@@ -52,6 +52,16 @@ def test_minimal_sm90_grid():
     assert {v.backend for v in op.variants} == {Backend.SM90}
 
 
+def test_clusters_of_four_are_accepted_in_every_mode():
+    # session 25: the kernels size their persistent grid by the device's own count of clusters (120 CTAs of an
+    # H100 in clusters of four), so 2x2, 4x1 and 1x4 are legal in every mode, as the fuzzer draws them
+    text = grid_lines("      cluster: [[2, 2], [4, 1], [1, 4]]\n").replace("parallel: [2, 4]", "parallel: [2, 4]\n        stream_k: true")
+    (op,) = parse_config(text, "x.yaml").ops
+    assert sorted({(v.mode.value, v.params.cluster) for v in op.variants}) == [
+        (mode, c) for mode in ("parallel", "serial", "stream_k") for c in ((1, 4), (2, 2), (4, 1))]
+    assert "h_f16_serial_sm90_t128x128x64_c2x2_coop_sauto_a8" in [v.name for v in op.variants]
+
+
 def test_schedule_auto_follows_tile_m_and_stream_k():
     text = SM90_YAML.replace("tile: [[128, 128, 64]]", "tile: [[64, 128, 64], [256, 128, 64]]").replace(
         "serial: [1, 2]", "serial: [1]").replace("parallel: [2, 4]", "parallel: [3]\n        stream_k: true")
@@ -67,8 +77,8 @@ def test_schedule_auto_follows_tile_m_and_stream_k():
 
 
 @pytest.mark.parametrize("extra, message", [
-    ("      cluster: [[2, 2]]\n", "x.yaml:8: ops.h_f16.variants.cluster[0]: cluster [2, 2] is not supported; "
-                                   "valid values: [1, 1], [2, 1], [1, 2]"),
+    ("      cluster: [[2, 4]]\n", "x.yaml:8: ops.h_f16.variants.cluster[0]: cluster [2, 4] is not supported; "
+                                   "valid values: [1, 1], [2, 1], [1, 2], [2, 2], [4, 1], [1, 4]"),
     ("      cluster: [2, 1]\n", "x.yaml:8: ops.h_f16.variants.cluster: expected a list of [M, N] cluster shapes, "
                                 "e.g. [[1, 1], [2, 1]], got [2, 1]"),
     ("      cluster: [[1, 1], [1, 1]]\n", "x.yaml:8: ops.h_f16.variants.cluster[1]: duplicate value [1, 1]"),

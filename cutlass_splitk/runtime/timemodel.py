@@ -1,44 +1,43 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one problem and device.
-dispatch.py evaluates it for every candidate and picks the smallest, on the first call of every new problem,
-written for host time (each variant's splits in one pass, the ``detail`` text formatted only when read), from the
-problem, the device's SM count and bandwidth, and each variant's tile: it runs on the CPU with fake device
-properties.
+dispatch.py evaluates it for every candidate and picks the smallest, on the first call of every new problem, written
+for host time (each variant's splits in one pass, the ``detail`` text formatted only when read), from the problem, the
+device's SM count and bandwidth, and each variant's tile: it runs on the CPU with fake device properties.
 
-The libraries evaluate the same model in C for a call's first launch of a new problem
-(``templates/cks_timemodel.h``, exported as ``cks_rank_v10``; dispatch.NativeRanking passes it this module's
-constants): **a change to the arithmetic below must be made there too**, in the same order of operations;
-tests/test_timemodel_c.py compares the two bit for bit and fails until it is.
+The libraries evaluate the same model in C for a call's first launch of a new problem (``templates/cks_timemodel.h``,
+exported as ``cks_rank_v10``; dispatch.NativeRanking passes it this module's constants): **a change to the arithmetic
+below must be made there too**, in the same order of operations; tests/test_timemodel_c.py compares the two bit for bit
+and fails until it is.
 
 Model (all times in microseconds):
 
-* K partitioning follows CUTLASS: ``gemm_k_size = round_up(ceil(K / split), 64)``; ``parts =
-  ceil(K / gemm_k_size)``. Grid: ``ctas = tiles_m * tiles_n * parts``; ``slots = SMs * occupancy``
-  (from shared memory, at most 2 per SM); ``waves = ceil(ctas / slots)``, a half-empty one as full.
-* Memory: the operands cross DRAM at least once (``2 (MK + KN)`` bytes); the CTAs' own loads,
-  ``ctas * (tm + tn) * gemm_k_size * 2`` bytes, are served by L2 at ~3x DRAM bandwidth. Compute:
-  per wave, ``2 * tm * tn * gemm_k_size`` flops per CTA at the per-SM mma.sync rate, scaled by
-  ``(tm * tn / 128^2) ** 0.1`` (capped at 1.12) and shared by an SM's resident CTAs, plus 4 µs per
-  wave (pipeline fill, epilogue). ``t_main = max(memory, compute)``.
-* Serial split-K adds the fix-up chain, the partitions' epilogues one after another through the
-  semaphore: ``(parts - 1) * (1.5 + tm * tn * 7.3e-4)`` µs (H100 fit: ~13.5 µs a step at 128x128).
-* Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written and read
-  back at DRAM bandwidth, plus 0.5 µs (its launch overlaps the GEMM's tail: PDL). A launch: ~3 µs.
+* K partitioning follows CUTLASS: ``gemm_k_size = round_up(ceil(K / split), 64)``; ``parts = ceil(K / gemm_k_size)``.
+  Grid: ``ctas = tiles_m * tiles_n * parts``; ``slots = SMs * occupancy`` (from shared memory, at most 2 per SM);
+  ``waves = ceil(ctas / slots)``, a half-empty one as full.
+* Memory: the operands cross DRAM at least once (``2 (MK + KN)`` bytes); the CTAs' own loads, ``ctas * (tm + tn) *
+  gemm_k_size * 2`` bytes, are served by L2 at ~3x DRAM bandwidth. Compute: per wave, ``2 * tm * tn * gemm_k_size``
+  flops per CTA at the per-SM mma.sync rate, scaled by ``(tm * tn / 128^2) ** 0.1`` (capped at 1.12) and shared by an
+  SM's resident CTAs, plus 4 µs per wave (pipeline fill, epilogue). ``t_main = max(memory, compute)``.
+* Serial split-K adds the fix-up chain, the partitions' epilogues one after another through the semaphore: ``(parts -
+  1) * (1.5 + tm * tn * 7.3e-4)`` µs (H100 fit: ~13.5 µs a step at 128x128).
+* Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written and read back at DRAM bandwidth,
+  plus 0.5 µs (its launch overlaps the GEMM's tail: PDL). A launch: ~3 µs.
 
 sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their own
 decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in one launch +
 the reduction; serial = ``split`` partitions per tile meeting in an f32 workspace in K order (``parts - 1`` fix-ups,
 one memset launch); stream_k = every K iteration spread evenly over the SMs (a pipeline fill per tile an SM takes) +
 one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The in-kernel epilogue follows the main loop; CUTLASS's TMA
-epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps the next tile's where no fix-up precedes it,
-and a ping-pong kernel's hides under the other warpgroup's MMAs (one pipeline fill per two tiles) as long as they
-last (a transcendental activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One
-CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (promoted 64-deep
-tiles as 128-deep ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at
-``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (zero-filled; per tile on average along each dimension) at
-``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the tile
-grid rounded up to whole clusters; one wave of fewer CTAs than SMs runs each faster (``SM90_UNDERFILL_*``).
-Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs (same major, minor >= target).
-Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md, sessions 3-24).
+epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps the next tile's where no fix-up precedes it, and
+a ping-pong kernel's hides under the other warpgroup's MMAs (one pipeline fill per two tiles) as long as they last (a
+transcendental activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One CTA's TMA
+pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (promoted 64-deep tiles as
+128-deep ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``,
+rows past the matrix's edge (zero-filled; per tile on average along each dimension) at ``SM90_OOB_BYTES_PER_S``:
+``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the tile grid rounded up to whole
+clusters, over 120 of 132 SMs in clusters of four (whole clusters per GPC); one wave of fewer CTAs than SMs runs each
+faster (``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs
+(same major, minor >= target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md,
+sessions 3-24).
 """
 
 from __future__ import annotations
@@ -78,8 +77,7 @@ SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % mea
 SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
 SM90_OOB_BYTES_PER_S = 25e9  # ... and rows past the matrix's edge (zero-filled) at this rate
 SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
-SM90_WEIGHT_REREAD = 0.55  # share of a weight past L2 read from DRAM again per further cluster row of tiles
-# (0.45-0.6 keep every recorded H100 pick; session 22's 192 x 1024 x 32768 read its weight ~twice in 1x2 clusters)
+SM90_WEIGHT_REREAD = 0.55  # share of a weight past L2 read from DRAM again per further cluster row (0.45-0.6 fit)
 SM90_UNDERFILL_EXPONENT = 0.5  # one wave of fewer CTAs than SMs: each CTA's rate x (SMs / CTAs) ** this,
 SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
 
@@ -111,9 +109,8 @@ class DeviceInfo:
 
 
 class Candidate(NamedTuple):
-    """One (variant, split) and its predicted time. ``terms`` keeps the model's intermediate
-    figures; the ``detail`` text is formatted from them only when someone reads it (ranking a
-    new problem formats nothing: it is on the first call's path)."""
+    """One (variant, split) and its predicted time. ``terms`` keeps the model's intermediate figures; the ``detail``
+    text is formatted from them only when someone reads it (ranking a new problem formats nothing: first-call path)."""
 
     variant: KernelVariant
     split: int
@@ -146,9 +143,8 @@ def k_partitions(k: int, split: int, align_k: int = 64) -> Tuple[int, int]:
 
 
 def occupancy(v: KernelVariant) -> int:
-    """CTAs per SM: limited by shared memory and by registers (accumulators dominate:
-    ~96 + warp_m * warp_n / 32 registers per thread), at most 2. sm90 kernels are persistent,
-    one CTA per SM."""
+    """CTAs per SM: limited by shared memory and by registers (accumulators dominate: ~96 + warp_m * warp_n / 32
+    registers per thread), at most 2. sm90 kernels are persistent, one CTA per SM."""
     if v.backend is Backend.SM90:
         return 1
     p = v.params
@@ -159,8 +155,8 @@ def occupancy(v: KernelVariant) -> int:
 
 
 def tile_efficiency(v: KernelVariant) -> float:
-    """Tensor-core efficiency relative to a 128x128 tile: smaller tiles load more per flop;
-    larger ones (8 warps) amortise a little more, up to +12 %."""
+    """Tensor-core efficiency relative to a 128x128 tile: smaller tiles load more per flop; larger ones (8 warps)
+    amortise a little more, up to +12 %."""
     tm, tn, _ = v.tile
     return min(1.12, ((tm * tn) / (128.0 * 128.0)) ** EFF_EXPONENT)
 
@@ -173,12 +169,16 @@ def sm90_slices(k: int, split: int, depth: int) -> Tuple[int, int]:
     return length, -(-k // length)
 
 
+def cluster_slots(sms: int, cluster: int) -> int:  # an sm90 kernel's persistent grid in clusters of ``cluster`` CTAs
+    return sms if cluster <= 2 else sms * 10 // 11 // cluster * cluster  # 4: 120 of 132 SMs (cluster_probe.cu)
+
+
 def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo, tma: bool,
                   activation: bool) -> List[Candidate]:
     # Every split at once: what does not depend on the split is computed once per variant.
     (tm, tn), tk = v.params.output_tile(v.tile), v.tile[2]  # over the op's output (swap_ab: see spec)
     cm, cn = v.params.output_cluster()
-    mode, sms, bw = v.mode, dev.sm_count, dev.bandwidth
+    mode, sms, bw = v.mode, cluster_slots(dev.sm_count, cm * cn), dev.bandwidth  # sms: the persistent grid
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
     tiles = tiles_m * tiles_n
     # CUTLASS's schedulers round the tile grid up to whole clusters: padding tiles take CTA slots too

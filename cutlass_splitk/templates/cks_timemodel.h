@@ -76,13 +76,14 @@ namespace cks {
 namespace model {
 
 inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t cluster_slots(int64_t sms, int64_t cluster) { return cluster <= 2 ? sms : sms * 10 / 11 / cluster * cluster; }
 
 // The candidates of one variant at each of its splits (or only at `only_split` when > 0),
 // appended at out[count...]; returns the new count. Mirrors timemodel._predict_sm90.
 inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t const* splits, int index, int64_t m,
                         int64_t n, int64_t k, int32_t only_split, CksRanked* out, int count) {
   int64_t const tm = v.tm, tn = v.tn, tk = v.tk, cm = v.cm, cn = v.cn;
-  int64_t const sms = c.sm_count;
+  int64_t const sms = cluster_slots(c.sm_count, cm * cn);  // the persistent grid (timemodel.cluster_slots)
   double const bw = c.bandwidth;
   int64_t const tiles_m = cdiv(m, tm), tiles_n = cdiv(n, tn);
   int64_t const tiles = tiles_m * tiles_n;

@@ -92,7 +92,7 @@ struct SplitKGemm {
       cute::get<1>(args.mainloop.dB) = a.ldb;
     }
     InKernelEpilogue<Cfg>::fill(args.epilogue, a, epi);
-    args.hw_info = hardware(a.device);
+    args.hw_info = hardware<Kernel>(a.device);
     if constexpr (kStreamKScheduler) {
       using Decomposition = typename Kernel::TileScheduler::DecompositionMode;
       args.scheduler.splits = kStreamK ? 1 : a.split_k;

@@ -37,11 +37,49 @@ int device_attribute(int device) {
   return value;
 }
 
-// The device's SM count (the persistent grid's size; 0: CUTLASS then asks the device itself).
-inline cutlass::KernelHardwareInfo hardware(int device) {
+// How many clusters of `Kernel` run at once on `device` (cudaOccupancyMaxActiveClusters with the kernel's own
+// shared memory and block), asked once per device and kernel; 0 where the query fails (asked again next time).
+template <class Kernel>
+int max_active_clusters(int device) {
+  static std::atomic<int> values[64];
+  std::atomic<int>& slot = values[device & 63];
+  int value = slot.load();
+  if (value == 0) {
+    int const smem = Kernel::SharedStorageSize;
+    if (configure<Kernel>(cutlass::device_kernel<Kernel>, smem, device) != CKS_OK) return 0;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(cute::size<0>(typename Kernel::DispatchPolicy::ClusterShape{}),
+                          cute::size<1>(typename Kernel::DispatchPolicy::ClusterShape{}), 1);
+    config.blockDim = Kernel::get_block_shape();
+    config.dynamicSmemBytes = size_t(smem);
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = config.gridDim.x;
+    attribute[0].val.clusterDim.y = config.gridDim.y;
+    attribute[0].val.clusterDim.z = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(&value, cutlass::device_kernel<Kernel>, &config) != cudaSuccess || value < 0) {
+      cudaGetLastError();  // not sticky
+      value = 0;
+    }
+    slot.store(value);
+  }
+  return value;
+}
+
+// What CUTLASS's tile schedulers size the persistent grid by: the device's SM count and, for kernels in
+// clusters, how many clusters the device really runs at once. Without the latter CUTLASS estimates it from
+// GPCs of 18 SMs: 116 CTAs in clusters of four on a 132-SM H100, which runs 30 such clusters (120 CTAs: its
+// GPCs' SM counts are not all multiples of four), so 117-120 work units took two rounds (session 25).
+template <class Kernel>
+cutlass::KernelHardwareInfo hardware(int device) {
   cutlass::KernelHardwareInfo info;
   info.device_id = device;
   info.sm_count = device_attribute<cudaDevAttrMultiProcessorCount>(device);
+  if constexpr (cute::size(typename Kernel::DispatchPolicy::ClusterShape{}) > 1) {
+    info.max_active_clusters = max_active_clusters<Kernel>(device);
+  }
   return info;
 }
 

@@ -98,7 +98,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
   cute::get<2>(args.epilogue.dD) = int64_t(a.m) * ld;
   args.epilogue.dC = args.epilogue.dD;
   args.mainloop.k_total = a.k;
-  args.hw_info = hardware(a.device);
+  args.hw_info = hardware<Kernel>(a.device);
   if (Kernel::can_implement(args) == false)
     return fail(CKS_ERROR_INVALID_PROBLEM, "CUTLASS cannot run this partial GEMM (can_implement)");
   {
