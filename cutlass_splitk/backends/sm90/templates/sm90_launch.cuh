@@ -21,14 +21,14 @@
 namespace cks {
 namespace sm90 {
 
-// A positive device attribute, read once per device; 0 where the query fails (asked again next time).
-template <cudaDeviceAttr kAttribute>
-int device_attribute(int device) {
-  static std::atomic<int> values[64];
-  std::atomic<int>& slot = values[device & 63];
+// A positive value that `query(value)` (true: the call succeeded) reads once per device, kept in `slots`; 0 where the
+// query fails (asked again next time; its error is not left for the next launch to report).
+template <class Query>
+int once_per_device(std::atomic<int> (&slots)[64], int device, Query&& query) {
+  std::atomic<int>& slot = slots[device & 63];
   int value = slot.load();
   if (value == 0) {
-    if (cudaDeviceGetAttribute(&value, kAttribute, device) != cudaSuccess || value < 0) {
+    if (!query(value) || value < 0) {
       cudaGetLastError();  // not sticky; a launch reports a real problem
       value = 0;
     }
@@ -37,35 +37,44 @@ int device_attribute(int device) {
   return value;
 }
 
+template <cudaDeviceAttr kAttribute>
+int device_attribute(int device) {
+  static std::atomic<int> values[64];
+  return once_per_device(values, device,
+                         [&](int& value) { return cudaDeviceGetAttribute(&value, kAttribute, device) == cudaSuccess; });
+}
+
+// The launch of `Kernel` over `grid`: its block, its dynamic shared memory and its cluster shape (in `attribute`,
+// which the configuration points to).
+template <class Kernel>
+cudaLaunchConfig_t launch_config(dim3 grid, cudaStream_t stream, cudaLaunchAttribute& attribute) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = Kernel::get_block_shape();
+  config.dynamicSmemBytes = size_t(Kernel::SharedStorageSize);
+  config.stream = stream;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cute::size<0>(typename Kernel::DispatchPolicy::ClusterShape{});
+  attribute.val.clusterDim.y = cute::size<1>(typename Kernel::DispatchPolicy::ClusterShape{});
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 // How many clusters of `Kernel` run at once on `device` (cudaOccupancyMaxActiveClusters with the kernel's own
-// shared memory and block), asked once per device and kernel; 0 where the query fails (asked again next time).
+// shared memory and block), asked once per device and kernel; 0 where the query fails.
 template <class Kernel>
 int max_active_clusters(int device) {
   static std::atomic<int> values[64];
-  std::atomic<int>& slot = values[device & 63];
-  int value = slot.load();
-  if (value == 0) {
-    int const smem = Kernel::SharedStorageSize;
-    if (configure<Kernel>(cutlass::device_kernel<Kernel>, smem, device) != CKS_OK) return 0;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(cute::size<0>(typename Kernel::DispatchPolicy::ClusterShape{}),
-                          cute::size<1>(typename Kernel::DispatchPolicy::ClusterShape{}), 1);
-    config.blockDim = Kernel::get_block_shape();
-    config.dynamicSmemBytes = size_t(smem);
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = config.gridDim.x;
-    attribute[0].val.clusterDim.y = config.gridDim.y;
-    attribute[0].val.clusterDim.z = 1;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    if (cudaOccupancyMaxActiveClusters(&value, cutlass::device_kernel<Kernel>, &config) != cudaSuccess || value < 0) {
-      cudaGetLastError();  // not sticky
-      value = 0;
-    }
-    slot.store(value);
-  }
-  return value;
+  return once_per_device(values, device, [&](int& value) {
+    if (configure<Kernel>(cutlass::device_kernel<Kernel>, Kernel::SharedStorageSize, device) != CKS_OK) return false;
+    using Cluster = typename Kernel::DispatchPolicy::ClusterShape;
+    cudaLaunchAttribute attribute;
+    cudaLaunchConfig_t config =
+        launch_config<Kernel>(dim3(cute::size<0>(Cluster{}), cute::size<1>(Cluster{}), 1), nullptr, attribute);
+    return cudaOccupancyMaxActiveClusters(&value, cutlass::device_kernel<Kernel>, &config) == cudaSuccess;
+  });
 }
 
 // What CUTLASS's tile schedulers size the persistent grid by: the device's SM count and, for kernels in
@@ -117,20 +126,9 @@ inline int tiles(int extent, int tile) { return (extent + tile - 1) / tile; }
 // dynamic shared memory limit is raised once per device and kernel (cks::configure).
 template <class Kernel>
 int launch(typename Kernel::Params const& params, int device, cudaStream_t stream, char const* what) {
-  int const smem = Kernel::SharedStorageSize;
-  if (int s = configure<Kernel>(cutlass::device_kernel<Kernel>, smem, device)) return s;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = Kernel::get_grid_shape(params);
-  config.blockDim = Kernel::get_block_shape();
-  config.dynamicSmemBytes = size_t(smem);
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = cute::size<0>(typename Kernel::DispatchPolicy::ClusterShape{});
-  attribute[0].val.clusterDim.y = cute::size<1>(typename Kernel::DispatchPolicy::ClusterShape{});
-  attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
+  if (int s = configure<Kernel>(cutlass::device_kernel<Kernel>, Kernel::SharedStorageSize, device)) return s;
+  cudaLaunchAttribute attribute;
+  cudaLaunchConfig_t config = launch_config<Kernel>(Kernel::get_grid_shape(params), stream, attribute);
   return launched(cudaLaunchKernelEx(&config, cutlass::device_kernel<Kernel>, params), what);
 }
 
