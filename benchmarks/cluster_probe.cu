@@ -4,7 +4,7 @@
 // two from 120 on, while cuBLAS's split-K kernels ran 120 CTAs in clusters of four and eight in one wave
 // (session 24's ncu). This probe separates the hardware from our kernels: for cluster sizes 1, 2, 4, 8 (and 16,
 // non-portable) and a CTA of 384 threads with 48 KB to 227 KB of dynamic shared memory (one CTA per SM from
-// 116 KB on), it prints cudaOccupancyMaxActiveClusters, then launches grids of 96 to 132 CTAs of a kernel that
+// 116 KB on), it prints cudaOccupancyMaxActiveClusters, then launches grids of 96 to 136 CTAs of a kernel that
 // spins for a fixed time and reports how many waves the grid took (elapsed / spin time) and how many SMs it
 // used. Build: nvcc -O2 -arch=sm_90a -o cluster_probe benchmarks/cluster_probe.cu
 #include <cstdio>

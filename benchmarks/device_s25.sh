@@ -10,7 +10,9 @@
 #            poisoned) on three shapes, r43: every candidate swept on the fifteen skinny shapes
 #   r44check r44   round 44 (benchmarks/explore_sm90_r44.yaml built three times: build/r44_0, r44_1, r44_2 with
 #            CKS_SM90_L2_PREFETCH 0, 1, 2): TMA L2 prefetches of the k-tile that many pipelines ahead of each main-loop
-#            load; r44check: variant_ab.py with the float64 check; r44: every candidate swept, builds in turn
+#            load (the switch lived only in the round's worktree: the producer loop of sm90_mainloop.cuh calling
+#            cute::prefetch on its A and B boxes; BENCHMARKS.md, session 25); r44check: variant_ab.py with the float64
+#            check; r44: every candidate swept, builds in turn
 #   san43    compute-sanitizer memcheck of round 43's variants in clusters of four (odd sizes, every split's largest)
 #   benchc   the suite's bench of the chain op ($DTS, default f16) with the torch.compile column (MAXAT=1:
 #            max-autotune-no-cudagraphs instead of the default mode)
