@@ -10,6 +10,7 @@ checked against float64.
 expression)
 """
 
+import argparse
 import re
 import sys
 
@@ -28,18 +29,19 @@ def runnable(lib, op):
     return [v for v in op.spec.variants if dispatch.runs_on(v, op.spec.archs, dev)]
 
 
-def main(directory: str, *args: str) -> int:
-    ops, match = list(args), ""
-    if "--match" in ops:
-        i = ops.index("--match")
-        match = ops[i + 1]
-        del ops[i:i + 2]
-    lib = cutlass_splitk.load(directory)
+def main(argv) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("directory")
+    ap.add_argument("ops", nargs="*", default=list(OPS))
+    ap.add_argument("--match", default="", help="only the variants whose names contain this regular expression")
+    args = ap.parse_args(argv)
+    ops, match = args.ops, args.match
+    lib = cutlass_splitk.load(args.directory)
     g = torch.Generator(device="cuda")
     g.manual_seed(0)
     failures = 0
     runs = 0
-    for op_name in ops or OPS:
+    for op_name in ops:
         op = getattr(lib, op_name)
         for v in [v for v in runnable(lib, op) if re.search(match, v.name)]:
             for (m, n, k, view) in ((37, 72, 1000, (1, 37, 3, 24)), (130, 136, 264, (2, 65, 17, 8))):
@@ -59,4 +61,4 @@ def main(directory: str, *args: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))
