@@ -576,7 +576,40 @@ def test_sm90_clusters_of_four_run_120_of_132_sms(cluster, m, n):
     two, three = timemodel.predict_splits(v, m, n, 16384, (2, 3), DEVICE)
     assert two.detail.startswith("120 work units, 1 wave(s) of 120")
     assert three.detail.startswith("180 work units, 2 wave(s) of 120")
-    assert [timemodel.cluster_slots(132, c) for c in (1, 2, 4)] == [132, 132, 120]
+    assert [timemodel.cluster_slots(DEVICE, c) for c in (1, 2, 4)] == [132, 132, 120]
+
+
+def test_sm90_clusters_of_four_sized_by_the_devices_own_count():
+    # The count depends on which SMs a chip has enabled, so the platform asks the device (runtime/clusters.py).
+    # A device that runs 112 CTAs in clusters of four: split 2's 120 work units take two waves of 112; a
+    # device whose count the driver would not give (0) is priced at the H100's 120.
+    v = KernelVariant("x", SplitMode.PARALLEL, (128, 128, 64), 8, Sm90Params((2, 2), Schedule.COOPERATIVE, 0), (2,))
+    known = DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12, cluster4_ctas=112)
+    assert timemodel.predict(v, 640, 1280, 16384, 2, known).detail.startswith("120 work units, 2 wave(s) of 112")
+    assert timemodel.predict(v, 640, 1280, 16384, 2, DEVICE).detail.startswith("120 work units, 1 wave(s) of 120")
+    assert [timemodel.cluster_slots(known, c) for c in (1, 2, 4)] == [132, 132, 112]
+
+
+def test_platform_asks_the_device_for_its_clusters_of_four(monkeypatch):
+    # CudaPlatform.device_info carries runtime/clusters.py's count into the model; a GPU without clusters
+    # (before 9.0) is not asked, and a driver that cannot say (no driver here) leaves 0: the model's estimate.
+    from cutlass_splitk.runtime import clusters, cudacore
+    from cutlass_splitk.runtime.platform import CudaPlatform
+
+    asked = []
+    def probe(index, cluster):
+        asked.append((index, cluster))
+        return 116
+    monkeypatch.setattr(clusters, "max_active_ctas", probe)
+    for name, major, expect in (("NVIDIA H100 80GB HBM3", 9, 116), ("NVIDIA A100-SXM4-80GB", 8, 0)):
+        platform = CudaPlatform()
+        monkeypatch.setattr(platform, "hardware", lambda i: cudacore.Hardware(name, 132, major, 0, 50 << 20, 0, 0.0))
+        assert platform.device_info(1).cluster4_ctas == expect
+    assert asked == [(1, 4)]
+    def no_driver(index, cluster):
+        raise OSError("no driver")
+    monkeypatch.setattr(clusters, "max_active_ctas", no_driver)
+    assert clusters.cluster4_ctas(0, 9) == 0
 
 
 

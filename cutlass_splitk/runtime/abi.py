@@ -80,7 +80,7 @@ class CksModel(ctypes.Structure):
     """timemodel.py's constants (MODEL_CONSTANTS), then the device's figures (cks_timemodel.h)."""
 
     _fields_ = [(name, ctypes.c_double) for name in MODEL_CONSTANTS + ("bandwidth", "mma_flops_per_sm")] + [
-        ("sm_count", ctypes.c_int64)]
+        ("sm_count", ctypes.c_int64), ("cluster4_ctas", ctypes.c_int64)]
 
 
 MODEL_SWAP_AB = 1  # CksModelVariant.flags (CKS_MODEL_SWAP_AB): an sm90 kernel with swapped operands
@@ -113,7 +113,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v10 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v11 (cks_timemodel.h); None in older libraries
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -147,9 +147,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v10`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v11`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v10
+        fn = handle.cks_rank_v11
     except AttributeError:
         return None
     fn.restype = ctypes.c_int

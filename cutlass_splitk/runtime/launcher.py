@@ -128,7 +128,7 @@ class Launcher:
         self.platform = platform
         self.tuner = tuner
         self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
-        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v10, where the library has it
+        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v11, where the library has it
         # (id(pool), device index) -> (pool, DeviceInfo, their NativeRanking): the pool is kept so
         # that its id stays its own
         self._rankings: BoundedCache[Tuple[int, int], Tuple[Any, dispatch.DeviceInfo, dispatch.NativeRanking]] = \
@@ -201,7 +201,7 @@ class Launcher:
 
     def ranked(self, pool: Sequence[KernelVariant], m: int, n: int, k: int, dev: dispatch.DeviceInfo,
                split: Optional[int], device_index: int) -> List[Tuple[str, int]]:
-        """dispatch.rank's order of (variant, split): from the library's cks_rank_v10 where it has
+        """dispatch.rank's order of (variant, split): from the library's cks_rank_v11 where it has
         one (the first call of a new problem: ~30x less host time), else in Python."""
         epi = self.spec.epilogue
         if self._native_rank is None:

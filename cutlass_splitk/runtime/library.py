@@ -129,7 +129,8 @@ class Library:
         o = self.op(op)
         dev = device or self.device_info(self.platform.current_device())
         cands = o.candidates(m, n, k, dev, split_k, mode, variant)
-        lines = [f"{op}: M={m} N={n} K={k} on {dev.name} ({dev.sm_count} SMs, compute capability "
+        quads = f", {dev.cluster4_ctas} of them in clusters of four" if dev.cluster4_ctas else ""
+        lines = [f"{op}: M={m} N={n} K={k} on {dev.name} ({dev.sm_count} SMs{quads}, compute capability "
                  f"{dev.capability}), heuristic ranking:"]
         if device is None and split_k is None and mode is None and variant is None:
             entry = self.tuner.entry(o.spec, self.platform.current_device(), m, n, k)

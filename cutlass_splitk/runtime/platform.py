@@ -20,7 +20,7 @@ import threading
 import warnings
 from typing import Any, Callable, Dict, Optional
 
-from . import cudacore
+from . import clusters, cudacore
 from .dispatch import DeviceInfo
 
 
@@ -121,8 +121,13 @@ class CudaPlatform:
         info = self._infos.get(index)
         if info is None:
             hw = self.hardware(index)
-            info = self._infos.setdefault(index, DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor))
+            info = DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor, self.cluster4_ctas(index, hw.major))
+            info = self._infos.setdefault(index, info)
         return info
+
+    def cluster4_ctas(self, index: int, major: int) -> int:
+        """CTAs the device runs at once in clusters of four (clusters.cluster4_ctas; 0: unknown)."""
+        return clusters.cluster4_ctas(index, major)
 
     def device_key(self, index: int) -> str:
         """The device part of a tuning cache key: name, compute capability, CUDA (torch's

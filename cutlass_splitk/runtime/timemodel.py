@@ -4,7 +4,7 @@ for host time (each variant's splits in one pass, the ``detail`` text formatted 
 device's SM count and bandwidth, and each variant's tile: it runs on the CPU with fake device properties.
 
 The libraries evaluate the same model in C for a call's first launch of a new problem (``templates/cks_timemodel.h``,
-exported as ``cks_rank_v10``; dispatch.NativeRanking passes it this module's constants): **a change to the arithmetic
+exported as ``cks_rank_v11``; dispatch.NativeRanking passes it this module's constants): **a change to the arithmetic
 below must be made there too**, in the same order of operations; tests/test_timemodel_c.py compares the two bit for bit
 and fails until it is.
 
@@ -34,8 +34,8 @@ pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` fr
 128-deep ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``,
 rows past the matrix's edge (zero-filled; per tile on average along each dimension) at ``SM90_OOB_BYTES_PER_S``:
 ``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the tile grid rounded up to whole
-clusters, over 120 of 132 SMs in clusters of four (whole clusters per GPC); one wave of fewer CTAs than SMs runs each
-faster (``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs
+clusters, over the CTAs the device runs at once in clusters of four (whole clusters per GPC: its own count from
+runtime/clusters.py, 120 of 132 SMs on an H100); one wave of fewer CTAs than SMs runs each faster (``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs
 (same major, minor >= target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md,
 sessions 3-24).
 """
@@ -94,18 +94,19 @@ class DeviceInfo:
     mma_flops_per_sm: float  # flop/s of mma.sync f16/bf16 per SM
     major: int = 9  # compute capability
     minor: int = 0
+    cluster4_ctas: int = 0  # CTAs resident at once in clusters of four (runtime/clusters.py); 0: unknown
 
     @property
     def capability(self) -> str:
         return f"{self.major}.{self.minor}"
 
     @classmethod
-    def from_properties(cls, name: str, sm_count: int, major: int, minor: int) -> "DeviceInfo":
+    def from_properties(cls, name: str, sm_count: int, major: int, minor: int, cluster4_ctas: int = 0) -> "DeviceInfo":
         key = name.upper()
         bw = next((b for tag, b in _BANDWIDTHS if all(t in key for t in tag)), 3.0e12 if major >= 9 else 0.9e12)
         # Our mma.sync kernels reach ~390 TFLOP/s on a 132-SM H100 (128x128x32, 4 stages); 312 peak on an A100.
         per_sm = 2.95e12 if major >= 9 else 2.9e12 if (major, minor) == (8, 0) else 1.3e12
-        return cls(name, sm_count, bw, per_sm, major, minor)
+        return cls(name, sm_count, bw, per_sm, major, minor, cluster4_ctas)
 
 
 class Candidate(NamedTuple):
@@ -155,22 +156,21 @@ def occupancy(v: KernelVariant) -> int:
 
 
 def tile_efficiency(v: KernelVariant) -> float:
-    """Tensor-core efficiency relative to a 128x128 tile: smaller tiles load more per flop; larger ones (8 warps)
-    amortise a little more, up to +12 %."""
+    """Tensor-core efficiency against a 128x128 tile: smaller tiles load more per flop; larger ones gain up to 12 %."""
     tm, tn, _ = v.tile
     return min(1.12, ((tm * tn) / (128.0 * 128.0)) ** EFF_EXPONENT)
 
 
 def sm90_slices(k: int, split: int, depth: int) -> Tuple[int, int]:
-    """(slice length, slices) of parallel split-K on sm90 with ``depth``-deep k-tiles (ParallelGemm::slices):
-    whole k-tiles, one launch, the last slice cut at K."""
+    """(slice length, slices) of sm90 parallel split-K, whole ``depth``-deep k-tiles (ParallelGemm::slices)."""
     length = -(-k // split)
     length = -(-length // depth) * depth
     return length, -(-k // length)
 
 
-def cluster_slots(sms: int, cluster: int) -> int:  # an sm90 kernel's persistent grid in clusters of ``cluster`` CTAs
-    return sms if cluster <= 2 else sms * 10 // 11 // cluster * cluster  # 4: 120 of 132 SMs (cluster_probe.cu)
+def cluster_slots(dev: DeviceInfo, cluster: int) -> int:  # an sm90 kernel's persistent grid in clusters of ``cluster``
+    known = dev.cluster4_ctas if cluster == 4 else 0  # the device's own count (runtime/clusters.py), else the H100's share
+    return dev.sm_count if cluster <= 2 else known if known > 0 else dev.sm_count * 10 // 11 // cluster * cluster
 
 
 def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo, tma: bool,
@@ -178,7 +178,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     # Every split at once: what does not depend on the split is computed once per variant.
     (tm, tn), tk = v.params.output_tile(v.tile), v.tile[2]  # over the op's output (swap_ab: see spec)
     cm, cn = v.params.output_cluster()
-    mode, sms, bw = v.mode, cluster_slots(dev.sm_count, cm * cn), dev.bandwidth  # sms: the persistent grid
+    mode, sms, bw = v.mode, cluster_slots(dev, cm * cn), dev.bandwidth  # sms: the persistent grid
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
     tiles = tiles_m * tiles_n
     # CUTLASS's schedulers round the tile grid up to whole clusters: padding tiles take CTA slots too

@@ -34,6 +34,7 @@ typedef struct CksModel {
       sm90_pp_activation_us_per_element, sm90_underfill_exponent, sm90_underfill_max;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
+  int64_t cluster4_ctas;  // CTAs resident at once in clusters of four (runtime/clusters.py); 0: unknown
 } CksModel;
 
 enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
@@ -76,14 +77,17 @@ namespace cks {
 namespace model {
 
 inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t cluster_slots(int64_t sms, int64_t cluster) { return cluster <= 2 ? sms : sms * 10 / 11 / cluster * cluster; }
+inline int64_t cluster_slots(CksModel const& c, int64_t cluster) {  // timemodel.cluster_slots
+  int64_t const known = cluster == 4 ? c.cluster4_ctas : 0;
+  return cluster <= 2 ? c.sm_count : known > 0 ? known : c.sm_count * 10 / 11 / cluster * cluster;
+}
 
 // The candidates of one variant at each of its splits (or only at `only_split` when > 0),
 // appended at out[count...]; returns the new count. Mirrors timemodel._predict_sm90.
 inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t const* splits, int index, int64_t m,
                         int64_t n, int64_t k, int32_t only_split, CksRanked* out, int count) {
   int64_t const tm = v.tm, tn = v.tn, tk = v.tk, cm = v.cm, cn = v.cn;
-  int64_t const sms = cluster_slots(c.sm_count, cm * cn);  // the persistent grid (timemodel.cluster_slots)
+  int64_t const sms = cluster_slots(c, cm * cn);  // the persistent grid (timemodel.cluster_slots)
   double const bw = c.bandwidth;
   int64_t const tiles_m = cdiv(m, tm), tiles_n = cdiv(n, tn);
   int64_t const tiles = tiles_m * tiles_n;
@@ -250,7 +254,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v10(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v11(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

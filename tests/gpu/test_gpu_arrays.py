@@ -19,7 +19,7 @@ import pytest  # noqa: E402
 
 torch = pytest.importorskip("torch")
 
-from cutlass_splitk.runtime import arrays, cudacore, dlpack  # noqa: E402
+from cutlass_splitk.runtime import arrays, clusters, cudacore, dlpack  # noqa: E402
 from cutlass_splitk.runtime.dispatch import DeviceInfo  # noqa: E402
 
 from gpu_util import BUILD_ROOT, ROOT  # noqa: E402
@@ -279,8 +279,30 @@ def test_device_properties_from_cuda_core(lib, record_property):
         assert hw.smem_per_sm == p.shared_memory_per_multiprocessor
     record_property("bandwidth", hw.bandwidth)
     assert hw.bandwidth == 0 or 1e12 < hw.bandwidth < 1e13  # 0: not reported by this driver
-    assert lib.device_info(0) == DeviceInfo.from_properties(p.name, p.multi_processor_count, p.major, p.minor)
+    quads = clusters.cluster4_ctas(0, p.major)
+    assert lib.device_info(0) == DeviceInfo.from_properties(p.name, p.multi_processor_count, p.major, p.minor, quads)
     assert lib.platform.device_key(0).startswith(f"{p.name}|sm{p.major}{p.minor}|cuda{torch.version.cuda}|driver")
+
+
+def test_clusters_of_four_counted_by_the_driver(lib, record_property):
+    """The time model's count of CTAs resident in clusters of four (runtime/clusters.py), which the
+    sm90 kernels also ask for themselves at launch: whole clusters, at most one CTA per SM, and
+    every SM in clusters of one (the probe's shared memory admits one CTA per SM). Session 25's H100
+    ran 120 (benchmarks/cluster_probe.cu); a chip's count depends on which of its SMs are enabled."""
+    p = torch.cuda.get_device_properties(0)
+    if p.major < 9:
+        assert clusters.cluster4_ctas(0, p.major) == 0
+        pytest.skip(f"compute capability {p.major}.{p.minor}: no thread-block clusters")
+    quads = clusters.cluster4_ctas(0, p.major)
+    record_property("cluster4_ctas", quads)
+    assert clusters.max_active_ctas(0, 1) == p.multi_processor_count
+    assert quads % 4 == 0 and 0.8 * p.multi_processor_count <= quads <= p.multi_processor_count
+    assert lib.device_info(0).cluster4_ctas == quads
+    line = lib.explain("linear_f16", 640, 1280, 16384, top=1).splitlines()[0]
+    assert f"({p.multi_processor_count} SMs, {quads} of them in clusters of four, compute capability" in line
+    if torch.cuda.device_count() > 1:  # asking another device gives the thread its context back
+        with torch.cuda.device(0):
+            assert clusters.max_active_ctas(1, 4) % 4 == 0 and torch.cuda.current_device() == 0
 
 
 def test_own_cai_parser_agrees_with_strided_memory_view(lib):

@@ -1,0 +1,71 @@
+"""How many CTAs a GPU runs at once in thread-block clusters of four, one CTA per SM.
+
+Every sm90 kernel of ours takes one SM per CTA (116 KB of shared memory and more). An SM of a
+cluster must sit in the cluster's GPC, and a GPC's SM count need not be a multiple of the
+cluster size: an H100 (132 SMs) runs 132 CTAs in clusters of one or two but 120 in clusters of
+four (BENCHMARKS.md, session 25), and the count depends on which SMs a chip has enabled, so it
+is asked of the device, not assumed. The sm90 kernels ask the same thing for themselves at
+launch (``sm90_launch.cuh``); this is the time model's copy (``timemodel.cluster_slots``).
+
+The driver answers for an empty kernel (``cluster_probe.ptx``, JIT-compiled by the driver; never
+launched) with the device's largest opt-in shared memory per block, through cuda.bindings.
+Nothing here runs at import.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from . import cudacore
+
+PROBE_THREADS = 128
+
+
+def _probe_ptx() -> bytes:
+    return resources.files(__package__).joinpath("cluster_probe.ptx").read_bytes() + b"\0"
+
+
+def max_active_ctas(index: int, cluster: int) -> int:
+    """CTAs of device ``index`` resident at once in clusters of ``cluster`` CTAs at one CTA per SM
+    (cuOccupancyMaxActiveClusters x ``cluster``). Raises where the driver cannot say (KernelError naming the
+    call; cuda.bindings' own error where no driver is found)."""
+    d = cudacore.driver()
+    check = cudacore.check
+    previous = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")  # given back as it was, none included
+    module = None
+    try:
+        cudacore.core().Device(index).set_current()
+        attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        smem = int(check(d.cuDeviceGetAttribute(attr, d.CUdevice(index)), "cuDeviceGetAttribute"))
+        module = check(d.cuModuleLoadData(_probe_ptx()), "cuModuleLoadData")
+        func = check(d.cuModuleGetFunction(module, b"cks_cluster_probe"), "cuModuleGetFunction")
+        dynamic = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(d.cuFuncSetAttribute(func, dynamic, smem), "cuFuncSetAttribute")
+        launch = d.CUlaunchAttribute()
+        launch.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        launch.value.clusterDim.x, launch.value.clusterDim.y, launch.value.clusterDim.z = cluster, 1, 1
+        config = d.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = cluster, 1, 1
+        config.blockDimX, config.blockDimY, config.blockDimZ = PROBE_THREADS, 1, 1
+        config.sharedMemBytes = smem
+        config.attrs, config.numAttrs = [launch], 1
+        return int(check(d.cuOccupancyMaxActiveClusters(func, config), "cuOccupancyMaxActiveClusters")) * cluster
+    finally:
+        if module is not None:
+            d.cuModuleUnload(module)
+        d.cuCtxSetCurrent(previous)
+
+
+def cluster4_ctas(index: int, major: int) -> int:
+    """CTAs resident at once in clusters of four on device ``index`` (compute capability ``major``.x),
+    or 0 where the device has no clusters (before 9.0) or the driver cannot say: the time model
+    then estimates (timemodel.cluster_slots)."""
+    if major < 9:
+        return 0
+    try:
+        return max_active_ctas(index, 4)
+    except Exception:  # no JIT for this PTX, an old cuda.bindings: the model's estimate serves
+        return 0
+
+
+__all__ = ["cluster4_ctas", "max_active_ctas"]
