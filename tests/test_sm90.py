@@ -259,18 +259,18 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kMul, c
 
 // h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8
 """

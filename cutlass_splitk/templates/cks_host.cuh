@@ -1,6 +1,7 @@
 // cutlass-splitk: host-side helpers shared by every backend's entry points: the ABI check,
-// selecting the caller's device, raising a kernel's dynamic shared memory limit, the
-// programmatic-dependent-launch setting, and turning a launch's error into a status.
+// selecting the caller's device and giving the caller its context back, raising a kernel's dynamic
+// shared memory limit, the programmatic-dependent-launch setting, and turning a launch's error into
+// a status.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,13 +23,57 @@ inline int check_abi(CksArgs const& a) {
                                  std::to_string(CKS_ABI_VERSION) + ": rebuild the library");
 }
 
-// The library links its own (static) CUDA runtime, whose current device is separate from
-// the caller's: select the caller's device before touching the kernel or the stream.
+// The library links its own (static) CUDA runtime, which keeps its own current device (the thread's
+// current context is shared: entry gives the caller's back): select the call's device before touching
+// the kernel or the stream.
 inline int select_device(CksArgs const& a) {
   int current = -1;
   cudaError_t err = cudaGetDevice(&current);
   if (err == cudaSuccess && current != a.device) err = cudaSetDevice(a.device);
   return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
+}
+
+// The driver's cuCtxGetCurrent / cuCtxSetCurrent (CUresult (*)(CUcontext*) / (CUcontext)), found once through
+// the runtime; null where this driver does not give them.
+struct DriverContextApi {
+  using Get = int (*)(void**);
+  using Set = int (*)(void*);
+  Get get = nullptr;
+  Set set = nullptr;
+
+  static DriverContextApi const& instance() {
+    static DriverContextApi const api = [] {
+      DriverContextApi found;
+      void* fn = nullptr;
+      cudaDriverEntryPointQueryResult result;
+      if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &result) == cudaSuccess &&
+          result == cudaDriverEntryPointSuccess)
+        found.get = reinterpret_cast<Get>(fn);
+      if (cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &fn, 12000, cudaEnableDefault, &result) == cudaSuccess &&
+          result == cudaDriverEntryPointSuccess)
+        found.set = reinterpret_cast<Set>(fn);
+      cudaGetLastError();  // not sticky; a launch reports a real problem
+      return found;
+    }();
+    return api;
+  }
+};
+
+// Runs an entry point's body (guarded: no exception leaves the library) and gives the calling thread back the
+// CUDA context it had. The library's static runtime and the caller's (torch's, CuPy's) share the thread's current
+// context, so select_device, which makes the call's device current, would leave it current for the caller too:
+// after a call on cuda:1 with cuda:0 current, torch would allocate its next tensors on cuda:1. The context goes
+// back through the driver, as it was: none, another device's, or a context of the caller's own; none is created
+// to restore one (a runtime cudaSetDevice back to the previous device would create its primary context).
+template <class F>
+int entry(F&& body) noexcept {
+  DriverContextApi const& api = DriverContextApi::instance();
+  void* caller = nullptr;
+  bool const kept = api.get != nullptr && api.set != nullptr && api.get(&caller) == 0;
+  int const status = guarded(body);
+  void* now = nullptr;
+  if (kept && api.get(&now) == 0 && now != caller) api.set(caller);
+  return status;
 }
 
 // Raises the kernel's dynamic shared memory limit once per device. The once-per-device flag

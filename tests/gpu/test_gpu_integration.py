@@ -230,15 +230,66 @@ def test_repeated_signature_fast_path(lib):
         assert _rel_err(acc, expect) < 1e-2
 
 
-@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+two_gpus = pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+
+
+@two_gpus
 def test_second_device(lib):
     op = lib.linear_bias_gelu_f16
     a, w, bias, _ = _inputs(40, 256, 4096, 5)
     ref = op(a, w.t(), bias=bias, split_k=4, mode="serial")
     d1 = torch.device("cuda", 1)
-    out = op(a.to(d1), w.to(d1).t(), bias=bias.to(d1), split_k=4, mode="serial")
+    with torch.cuda.device(0):
+        out = op(a.to(d1), w.to(d1).t(), bias=bias.to(d1), split_k=4, mode="serial")
+        # the library's runtime selected cuda:1 for the call and gave the thread its context back:
+        # torch's next tensor lands on cuda:0, as the caller expects
+        assert torch.cuda.current_device() == 0 and torch.empty(1, device="cuda").device.index == 0
     assert out.device == d1
     assert torch.equal(out.cpu(), ref.cpu())
+    with pytest.raises(ValueError, match=r"linear_bias_gelu_f16: b is on cuda:1 but a is on cuda:0"):
+        op(a, w.to(d1).t(), bias=bias)
+
+
+@two_gpus
+@pytest.mark.parametrize("mode,split", [("serial", 8), ("parallel", 16), ("stream_k", 1), (None, None)])
+def test_two_devices_interleaved(lib, mode, split):
+    """The chain on both GPUs in turn: each device's operands with the other device current, then on a
+    side stream of their own device; a smaller problem between the larger ones (each device's workspace
+    grows and is reused) and repeated calls (replays and fast paths): every output, poisoned first, the
+    same bits on both devices in every round, and the chain within float tolerance of float64."""
+    op = lib.bias_gelu_mul_permute_f16
+    shapes = [(200, 512, 8192, (2, 100, 4, 128)), (48, 256, 2048, (3, 16, 2, 128))]
+    devices = [torch.device("cuda", 0), torch.device("cuda", 1)]
+    inputs = {d: [] for d in devices}
+    for i, (m, n, k, view) in enumerate(shapes):
+        x = _inputs(m, n, k, 40 + i)
+        for d in devices:
+            inputs[d].append(tuple(t.to(d) for t in x))
+    streams = {d: torch.cuda.Stream(device=d) for d in devices}
+    kw = {} if mode is None else {"split_k": split, "mode": mode}
+    first = {}
+    for round_ in range(4):
+        for j, d in enumerate(devices):
+            other = devices[1 - j]
+            for i, (m, n, k, view) in enumerate(shapes):
+                a, w, bias, e = inputs[d][i]
+                b, s, h, dd = view
+                out = torch.full((b, h, s, dd), float("nan"), device=d, dtype=torch.float16)
+                if round_ % 2 == 0:  # the other device current: the launch goes to d's current stream
+                    with torch.cuda.device(other):
+                        op(a, w.t(), bias=bias, e=e, view=view, out=out, **kw)
+                        assert torch.cuda.current_device() == other.index  # the caller's context given back
+                    torch.cuda.synchronize(d)
+                else:  # a side stream of d (torch makes d current with it)
+                    streams[d].wait_stream(torch.cuda.current_stream(d))
+                    with torch.cuda.stream(streams[d]):
+                        op(a, w.t(), bias=bias, e=e, view=view, out=out, **kw)
+                    streams[d].synchronize()
+                if i not in first:
+                    first[i] = out.cpu()
+                    ref = _chain_ref(*inputs[devices[0]][i], view)
+                    assert _rel_err(out.to(devices[0]), ref) < 1e-2, (mode, split, m, n, k)
+                assert torch.equal(out.cpu(), first[i]), (mode, split, str(d), round_, (m, n, k))
 
 
 def test_flushed_timer_clean_flush():

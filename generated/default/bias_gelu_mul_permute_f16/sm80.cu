@@ -12,18 +12,18 @@ using Config = cks::VariantConfig<
 
 // bias_gelu_mul_permute_f16_parallel_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // bias_gelu_mul_permute_f16_serial_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t128x128x64_w64x64x64_i16x8x16_s4_a8_z1
 
@@ -37,18 +37,18 @@ using Config = cks::VariantConfig<
 
 // bias_gelu_mul_permute_f16_parallel_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // bias_gelu_mul_permute_f16_serial_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t128x64x64_w64x32x64_i16x8x16_s6_a8_z1
 
@@ -62,18 +62,18 @@ using Config = cks::VariantConfig<
 
 // bias_gelu_mul_permute_f16_parallel_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // bias_gelu_mul_permute_f16_serial_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t256x128x32_w64x64x32_i16x8x16_s3_a8_z1
 
@@ -87,18 +87,18 @@ using Config = cks::VariantConfig<
 
 // bias_gelu_mul_permute_f16_parallel_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // bias_gelu_mul_permute_f16_serial_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t32x64x64_w32x32x64_i16x8x16_s6_a8_z1
 
@@ -112,17 +112,17 @@ using Config = cks::VariantConfig<
 
 // bias_gelu_mul_permute_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // bias_gelu_mul_permute_f16_serial_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_bias_gelu_mul_permute_f16_serial_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t64x64x64_w32x32x64_i16x8x16_s7_a8_z1

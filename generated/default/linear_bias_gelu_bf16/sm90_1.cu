@@ -13,10 +13,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8
 
@@ -31,10 +31,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c1x2_coop_sauto_a8
 
@@ -49,26 +49,26 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c2x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c2x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x128x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // linear_bias_gelu_bf16_serial_sm90_t128x128x64_c2x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x128x64_c2x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x128x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // linear_bias_gelu_bf16_stream_k_sm90_t128x128x64_c2x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_stream_k_sm90_t128x128x64_c2x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_stream_k_sm90_t128x128x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c2x1_coop_sauto_a8
 
@@ -82,10 +82,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_bf16_serial_sm90_t128x128x64_c2x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x128x64_c2x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x128x64_c2x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x128x64_c2x1_pp_sauto_a8
 
@@ -99,10 +99,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_bf16_serial_sm90_t128x192x64_c2x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x192x64_c2x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x192x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x192x64_c2x1_coop_sauto_a8
 
@@ -117,10 +117,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_bf16_parallel_sm90_t128x256x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x256x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_parallel_sm90_t128x256x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x256x64_c1x1_coop_sauto_a8
 
@@ -134,9 +134,9 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_bf16_serial_sm90_t128x256x64_c1x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x256x64_c1x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_bf16_serial_sm90_t128x256x64_c1x2_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x256x64_c1x2_coop_sauto_a8

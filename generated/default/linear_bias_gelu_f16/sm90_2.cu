@@ -12,10 +12,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_f16_serial_sm90_t128x256x64_c2x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_serial_sm90_t128x256x64_c2x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_serial_sm90_t128x256x64_c2x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x256x64_c2x1_coop_sauto_a8
 
@@ -29,10 +29,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 
@@ -47,10 +47,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x128x64_c1x2_pp_sauto_a8
 
@@ -65,10 +65,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x16x128_c1x1_pp_sauto_a8_swab
 
@@ -82,10 +82,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_f16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x32x128_c1x1_pp_sauto_a8
 
@@ -100,9 +100,9 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kGelu, cks::EOp::kNone, 
 
 // linear_bias_gelu_f16_parallel_sm90_t64x64x64_c1x2_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_parallel_sm90_t64x64x64_c1x2_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_linear_bias_gelu_f16_parallel_sm90_t64x64x64_c1x2_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x64x64_c1x2_pp_sauto_a8

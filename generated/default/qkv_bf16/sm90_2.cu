@@ -12,10 +12,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNo
 
 // qkv_bf16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 
@@ -30,10 +30,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNo
 
 // qkv_bf16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x128x64_c1x2_pp_sauto_a8
 
@@ -48,10 +48,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNo
 
 // qkv_bf16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x16x128_c1x1_pp_sauto_a8_swab
 
@@ -65,10 +65,10 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNo
 
 // qkv_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_serial_sm90_t64x32x128_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x32x128_c1x1_pp_sauto_a8
 
@@ -83,9 +83,9 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kIdentity, cks::EOp::kNo
 
 // qkv_bf16_parallel_sm90_t64x64x64_c1x2_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x64x64_c1x2_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_qkv_bf16_parallel_sm90_t64x64x64_c1x2_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x64x64_c1x2_pp_sauto_a8

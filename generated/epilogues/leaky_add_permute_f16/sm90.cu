@@ -13,26 +13,26 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kA
 
 // leaky_add_permute_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // leaky_add_permute_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // leaky_add_permute_f16_stream_k_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_stream_k_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_stream_k_sm90_t128x64x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 
@@ -47,26 +47,26 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kA
 
 // leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x2_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // leaky_add_permute_f16_serial_sm90_t128x64x64_c2x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t128x64x64_c2x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t128x64x64_c2x2_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // leaky_add_permute_f16_stream_k_sm90_t128x64x64_c2x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_stream_k_sm90_t128x64x64_c2x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_stream_k_sm90_t128x64x64_c2x2_coop_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x64x64_c2x2_coop_sauto_a8
 
@@ -81,17 +81,17 @@ using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kA
 
 // leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // leaky_add_permute_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t64x128x64_c1x1_pp_sauto_a8_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false, /*split 1 only=*/true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8

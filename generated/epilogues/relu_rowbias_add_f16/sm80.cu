@@ -12,18 +12,18 @@ using Config = cks::VariantConfig<
 
 // relu_rowbias_add_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a2_z1
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a2_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a2_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // relu_rowbias_add_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a2_z1
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a2_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a2_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t64x64x64_w32x32x64_i16x8x16_s3_a2_z1
 
@@ -37,17 +37,17 @@ using Config = cks::VariantConfig<
 
 // relu_rowbias_add_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::ParallelGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_parallel_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 
 // relu_rowbias_add_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1_query(CksArgs const* args, CksQuery* query) {
-  return cks::guarded([&] { return cks::SerialGemm<Config>::query(*args, *query); });
+  return cks::entry([&] { return cks::SerialGemm<Config>::query(*args, *query); });
 }
 extern "C" CKS_EXPORT int cks_relu_rowbias_add_f16_serial_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1_run(CksArgs const* args, void* stream) {
-  return cks::guarded([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+  return cks::entry([&] { return cks::replayed_run<cks::SerialGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_t64x64x64_w32x32x64_i16x8x16_s3_a8_z1

@@ -112,10 +112,12 @@ struct SplitKGemm {
     int64_t workspace_bytes;
   };
 
-  // Checks the problem and fills q and args (everything but the kernel's parameters).
+  // Checks the problem and fills q and args (everything but the kernel's parameters). The caller's
+  // device is selected first: the arguments ask it how many of the kernel's clusters it runs at once.
   static int plan(CksArgs const& a, CksQuery& q, typename Kernel::Arguments& args) {
     typename FusedEpilogue<Cfg>::Params epi;
     if (int s = prepare<Cfg>(a, epi)) return s;
+    if (int s = select_device(a)) return s;
     if (!kStreamKScheduler && (kStreamK || a.split_k > 1))
       return fail(CKS_ERROR_INVALID_PROBLEM, Gemm::kCooperative ? "this variant runs split 1 only"
                                                                 : "ping-pong variants run split 1 only (no in-kernel split-K)");
@@ -146,7 +148,6 @@ struct SplitKGemm {
       if (q.partial_bytes > a.partial_bytes || (q.partial_bytes && !a.partials))
         return fail(CKS_ERROR_WORKSPACE, "sm90 split-K needs " + std::to_string(q.partial_bytes) +
                                              " bytes of workspace");
-      if (int s = select_device(a)) return s;
       {
         MainloopPromotion<Gemm> promotion;
         p.params = Kernel::to_underlying_arguments(p.args, a.partials);

@@ -63,11 +63,15 @@ cudaLaunchConfig_t launch_config(dim3 grid, cudaStream_t stream, cudaLaunchAttri
 }
 
 // How many clusters of `Kernel` run at once on `device` (cudaOccupancyMaxActiveClusters with the kernel's own
-// shared memory and block), asked once per device and kernel; 0 where the query fails.
+// shared memory and block), asked once per device and kernel; 0 where the query fails. Both calls act on the
+// current device, so `device` must be it (select_device); otherwise 0, asked again next time: raising the
+// shared memory limit on another device would mark this one configured (a 2-GPU test found that).
 template <class Kernel>
 int max_active_clusters(int device) {
   static std::atomic<int> values[64];
   return once_per_device(values, device, [&](int& value) {
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess || current != device) return false;
     if (configure<Kernel>(cutlass::device_kernel<Kernel>, Kernel::SharedStorageSize, device) != CKS_OK) return false;
     using Cluster = typename Kernel::DispatchPolicy::ClusterShape;
     cudaLaunchAttribute attribute;
