@@ -100,6 +100,30 @@ def test_cupy_arrays_on_cupy_streams(lib, mode, split):
     assert same_bits(out, ref)
 
 
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+@pytest.mark.parametrize("mode,split", MODES + [("stream_k", 1)])
+def test_cupy_arrays_on_the_second_device(lib, mode, split):
+    """CuPy arrays on device 1, called the CuPy way (inside ``cupy.cuda.Device(1)``, on a stream of that
+    device): the same bits as torch's call on device 0, in CuPy on device 1, on the full path and on
+    the fast path (a signature's third call on), and the thread's current device as the caller had it."""
+    cupy = pytest.importorskip("cupy")
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=7)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    torch.cuda.synchronize()
+    with cupy.cuda.Device(1):
+        s = cupy.cuda.Stream(non_blocking=True)
+        with s:
+            ca, cw, cb = (cupy.asarray(x.cpu().numpy()) for x in (a, w, bias))
+            for _ in range(4):
+                y = op(ca, cw.T, bias=cb, **mode_kw(mode, split))
+                assert isinstance(y, cupy.ndarray) and y.device.id == 1
+                assert cupy.cuda.runtime.getDevice() == 1  # CuPy's context, given back
+                s.synchronize()
+                assert (cupy.asnumpy(y).view("uint16") == ref.cpu().numpy().view("uint16")).all()
+    assert torch.cuda.current_device() == 0
+
+
 def test_cupy_padding_and_k0_match_torch(lib):
     cupy = pytest.importorskip("cupy")
     op = lib.linear_bias_gelu_f16
@@ -122,7 +146,12 @@ def test_cupy_padding_and_k0_match_torch(lib):
 
 def jax_gpu():
     jax = pytest.importorskip("jax")
-    if not any(d.platform == "gpu" for d in jax.devices()):
+    device = torch.cuda.current_device()
+    try:
+        gpus = any(d.platform == "gpu" for d in jax.devices())
+    finally:  # JAX's start-up leaves its last GPU's context current (two H100s: torch's inputs went to cuda:1)
+        torch.cuda.set_device(device)
+    if not gpus:
         pytest.skip("JAX sees no GPU")
     return jax
 
