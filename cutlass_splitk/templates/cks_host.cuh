@@ -33,28 +33,34 @@ inline int select_device(CksArgs const& a) {
   return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
 }
 
-// The driver's cuCtxGetCurrent / cuCtxSetCurrent (CUresult (*)(CUcontext*) / (CUcontext)), found once through
-// the runtime; null where this driver does not give them.
+// A driver function by name, found through the runtime (null where this driver does not give it).
+inline void* driver_function(char const* name) {
+  void* fn = nullptr;
+#if CUDART_VERSION >= 12050
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  bool const ok = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+                  found == cudaDriverEntryPointSuccess;
+#elif CUDART_VERSION >= 12000
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  bool const ok = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found) == cudaSuccess &&
+                  found == cudaDriverEntryPointSuccess;
+#else
+  bool const ok = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault) == cudaSuccess;
+#endif
+  if (ok) return fn;
+  cudaGetLastError();  // not sticky; a launch reports a real problem
+  return nullptr;
+}
+
+// The driver's cuCtxGetCurrent / cuCtxSetCurrent (CUresult (*)(CUcontext*) / (CUcontext)), found once.
 struct DriverContextApi {
   using Get = int (*)(void**);
   using Set = int (*)(void*);
-  Get get = nullptr;
-  Set set = nullptr;
+  Get get = reinterpret_cast<Get>(driver_function("cuCtxGetCurrent"));
+  Set set = reinterpret_cast<Set>(driver_function("cuCtxSetCurrent"));
 
   static DriverContextApi const& instance() {
-    static DriverContextApi const api = [] {
-      DriverContextApi found;
-      void* fn = nullptr;
-      cudaDriverEntryPointQueryResult result;
-      if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &result) == cudaSuccess &&
-          result == cudaDriverEntryPointSuccess)
-        found.get = reinterpret_cast<Get>(fn);
-      if (cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &fn, 12000, cudaEnableDefault, &result) == cudaSuccess &&
-          result == cudaDriverEntryPointSuccess)
-        found.set = reinterpret_cast<Set>(fn);
-      cudaGetLastError();  // not sticky; a launch reports a real problem
-      return found;
-    }();
+    static DriverContextApi const api;
     return api;
   }
 };
