@@ -23,16 +23,6 @@ inline int check_abi(CksArgs const& a) {
                                  std::to_string(CKS_ABI_VERSION) + ": rebuild the library");
 }
 
-// The library links its own (static) CUDA runtime, which keeps its own current device (the thread's
-// current context is shared: entry gives the caller's back): select the call's device before touching
-// the kernel or the stream.
-inline int select_device(CksArgs const& a) {
-  int current = -1;
-  cudaError_t err = cudaGetDevice(&current);
-  if (err == cudaSuccess && current != a.device) err = cudaSetDevice(a.device);
-  return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
-}
-
 // A driver function by name, found through the runtime (null where this driver does not give it).
 inline void* driver_function(char const* name) {
   void* fn = nullptr;
@@ -65,20 +55,46 @@ struct DriverContextApi {
   }
 };
 
+// The context the calling thread had before select_device switched devices in this call, for entry to
+// give back (saved only where a call switches: a call on the current device costs no driver call).
+struct CallerContext {
+  void* context = nullptr;
+  bool saved = false;
+};
+inline CallerContext& caller_context() {
+  static thread_local CallerContext caller;
+  return caller;
+}
+
+// The library links its own (static) CUDA runtime, which keeps its own current device, while the thread's
+// current context is shared with the caller's runtime (torch's, CuPy's): select the call's device before
+// touching the kernel or the stream, saving the caller's context first where that switches devices.
+inline int select_device(CksArgs const& a) {
+  int current = -1;
+  cudaError_t err = cudaGetDevice(&current);
+  if (err == cudaSuccess && current != a.device) {
+    DriverContextApi const& api = DriverContextApi::instance();
+    CallerContext& caller = caller_context();
+    if (!caller.saved && api.get != nullptr && api.set != nullptr) caller.saved = api.get(&caller.context) == 0;
+    err = cudaSetDevice(a.device);
+  }
+  return err == cudaSuccess ? CKS_OK : cuda_fail(err, "cudaSetDevice");
+}
+
 // Runs an entry point's body (guarded: no exception leaves the library) and gives the calling thread back the
-// CUDA context it had. The library's static runtime and the caller's (torch's, CuPy's) share the thread's current
-// context, so select_device, which makes the call's device current, would leave it current for the caller too:
-// after a call on cuda:1 with cuda:0 current, torch would allocate its next tensors on cuda:1. The context goes
-// back through the driver, as it was: none, another device's, or a context of the caller's own; none is created
-// to restore one (a runtime cudaSetDevice back to the previous device would create its primary context).
+// CUDA context it had where select_device switched devices. cudaSetDevice makes the call's device current on the
+// thread, and the caller's runtime reads the same context: after a call on cuda:1 with cuda:0 current, torch would
+// allocate its next tensors on cuda:1. The context goes back through the driver, as it was (none, another device's,
+// or a context of the caller's own); none is created to restore one, as cudaSetDevice back to the previous device
+// would create that device's primary context.
 template <class F>
 int entry(F&& body) noexcept {
-  DriverContextApi const& api = DriverContextApi::instance();
-  void* caller = nullptr;
-  bool const kept = api.get != nullptr && api.set != nullptr && api.get(&caller) == 0;
   int const status = guarded(body);
-  void* now = nullptr;
-  if (kept && api.get(&now) == 0 && now != caller) api.set(caller);
+  CallerContext& caller = caller_context();
+  if (caller.saved) {
+    DriverContextApi::instance().set(caller.context);
+    caller.saved = false;
+  }
   return status;
 }
 
