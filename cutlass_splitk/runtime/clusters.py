@@ -31,10 +31,10 @@ def max_active_ctas(index: int, cluster: int) -> int:
     call; cuda.bindings' own error where no driver is found)."""
     d = cudacore.driver()
     check = cudacore.check
-    previous = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")  # given back as it was, none included
+    devices = cudacore.Devices()
+    previous = devices.enter(index)  # the thread's context given back as it was, none included
     module = None
     try:
-        cudacore.core().Device(index).set_current()
         attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         smem = int(check(d.cuDeviceGetAttribute(attr, d.CUdevice(index)), "cuDeviceGetAttribute"))
         module = check(d.cuModuleLoadData(_probe_ptx()), "cuModuleLoadData")
@@ -53,7 +53,7 @@ def max_active_ctas(index: int, cluster: int) -> int:
     finally:
         if module is not None:
             d.cuModuleUnload(module)
-        d.cuCtxSetCurrent(previous)
+        devices.leave(previous)
 
 
 def cluster4_ctas(index: int, major: int) -> int:

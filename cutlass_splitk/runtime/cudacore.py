@@ -148,14 +148,15 @@ class Devices:
 
     def enter(self, index: int) -> Any:
         """Makes device ``index``'s primary context current on this thread; returns what to
-        give :meth:`leave` (the previous context, if it was another device's)."""
+        give :meth:`leave`: None where that device's context was current already, else the
+        context that was (none included, so that leave gives the thread exactly that back)."""
         d = driver()
         dev = core().Device(index)  # initialises CUDA
         ctx = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
         if int(ctx) != 0 and int(check(d.cuCtxGetDevice(), "cuCtxGetDevice")) == index:
             return None
         dev.set_current()
-        return ctx if int(ctx) != 0 else None
+        return ctx
 
     def leave(self, previous: Any) -> None:
         if previous is not None:

@@ -121,13 +121,10 @@ class CudaPlatform:
         info = self._infos.get(index)
         if info is None:
             hw = self.hardware(index)
-            info = DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor, self.cluster4_ctas(index, hw.major))
+            quads = clusters.cluster4_ctas(index, hw.major)  # CTAs in clusters of four (0: the driver cannot say)
+            info = DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor, quads)
             info = self._infos.setdefault(index, info)
         return info
-
-    def cluster4_ctas(self, index: int, major: int) -> int:
-        """CTAs the device runs at once in clusters of four (clusters.cluster4_ctas; 0: unknown)."""
-        return clusters.cluster4_ctas(index, major)
 
     def device_key(self, index: int) -> str:
         """The device part of a tuning cache key: name, compute capability, CUDA (torch's
