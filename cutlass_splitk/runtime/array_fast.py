@@ -8,7 +8,7 @@ path's checks depend on (shape, strides, dtype, read-only), the device and the p
 stream to wait for:
 
 * CuPy ``ndarray``: its attributes (``data.ptr``, ``shape``, ``strides``, ``dtype``,
-  ``device.id``; ~1 µs); the producer is CuPy's current stream, as CuPy's DLPack export says.
+  ``device.id``; ~1 µs); the producer is CuPy's current stream on the array's device.
 * our :class:`~.dlpack.DeviceArray`: its fields; the producer is the stream it was made on.
 * cuda.core's StridedMemoryView: its fields (a view made by the caller: no producer).
 * anything else with ``__cuda_array_interface__``: the dict (shape, strides, typestr, data,
@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from . import arrays
+from . import arrays, cupy_streams
 from .dlpack import DeviceArray
 from .launcher import Launched, Request
 from .prepared import OPERANDS, Prepared, overlap, plain_key, prepare, runner
@@ -151,11 +151,11 @@ def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...
 
 def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int], Tuple[Any, int]]:
     """new_out(a, stream) -> (the output, its pointer), where the full path allocates it: a CuPy
-    array from CuPy's pool (arrays.cupy_output, no device switch through cuda.core), otherwise
+    array from CuPy's pool (cupy_streams.output, no device switch through cuda.core), otherwise
     arrays.new_output with the device made current."""
     shape, dtype, device, devices = p.out_shape, p.dtype, p.device_index, op.platform.devices
     if type(like).__module__.split(".")[0] == "cupy" and dtype == "float16":
-        cupy_output = arrays.cupy_output
+        cupy_output = cupy_streams.output
 
         def cupy_out(a: Any, stream: int) -> Tuple[Any, int]:
             arr = cupy_output(shape, device, stream)
@@ -176,16 +176,16 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
     """The call of a remembered signature, or None for the full path."""
     run = runner(op, p, op.library.array_workspace)
     new_out, devices, name, stream_of = p.new_out, op.platform.devices, op.name, arrays.call_stream
-    current_cupy_stream = arrays.cupy_current_stream
+    current_cupy_stream, device = cupy_streams.current_stream, p.device_index
 
     def call(a: Any, kw: Dict[str, Any], sig: Signature) -> Any:
         stream = stream_of(name, kw.get("stream"), a)
         cupy_stream = None
         for producer in sig.producers:  # the full path's handshake (DLPack / CAI v3)
             if producer is not None:
-                if producer == CUPY:  # CuPy's current stream, read once per call
+                if producer == CUPY:  # CuPy's current stream on the call's device, read once per call
                     if cupy_stream is None:
-                        cupy_stream = current_cupy_stream()
+                        cupy_stream = current_cupy_stream(device)
                     producer = cupy_stream
                 if producer != stream:
                     devices.wait(stream, int(producer))

@@ -3,7 +3,7 @@
 ``__cuda_array_interface__``. Needs no torch.
 
 * The stream: ``stream=`` (an int handle or any object with ``__cuda_stream__``), else CuPy's
-  current stream for CuPy arrays, else the legacy default stream. Producers order their
+  current stream on the device of CuPy arrays, else the legacy default stream. Producers order their
   pending writes before it (DLPack / CAI stream handshake) as the operands are read.
 * The checks are the torch path's, with the same messages where they apply
   (:mod:`.operands` reads torch tensors and :class:`~.arrays.ArrayView` alike).
@@ -40,7 +40,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] 
     stream = arrays.call_stream(op.name, kwargs.get("stream"), a)
     devices = op.platform.devices
     want = arrays.DTYPE_NAMES[op.spec.dtype]
-    saved: List[Any] = [devices.enter(devices.current_device())]
+    saved: List[Any] = [_enter_device_of(a, devices)]
     try:
         device: Optional[int] = None
 
@@ -103,6 +103,19 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] 
     finally:
         for previous in reversed(saved):
             devices.leave(previous)
+
+
+def _enter_device_of(a: Any, devices: Any) -> Any:
+    """Makes the device ``a`` says it is on current while it is read (its producer's stream
+    handshake runs through the current device's stream), else keeps the current one; returns
+    what devices.leave() gives back. A device that cannot be entered is left to a's reading."""
+    hint = arrays.device_hint(a)
+    if hint is not None:
+        try:
+            return devices.enter(hint)
+        except Exception:
+            pass
+    return devices.enter(devices.current_device())
 
 
 def _ld(v: ArrayView, permute: Permute, n: int) -> int:

@@ -15,7 +15,7 @@ import math
 from typing import Any, Dict, Optional, Tuple
 
 from ..spec import DType
-from . import cudacore
+from . import cudacore, cupy_streams
 from .dlpack import KDL_CUDA, DeviceArray, contiguous_strides
 
 KDL_CUDA_MANAGED = 13
@@ -79,6 +79,23 @@ def _smv_class() -> Any:
 def _is_smv(obj: Any) -> bool:
     cls = _smv_class()
     return cls is not None and isinstance(obj, cls)
+
+
+def device_hint(obj: Any) -> Optional[int]:
+    """The CUDA device ``obj`` says it is on (``__dlpack_device__``, our DeviceArray's field), or
+    None. Read before ``obj`` itself: producers such as CuPy order their writes through the current
+    device's stream in the handshake, so the array's device has to be current then."""
+    if isinstance(obj, DeviceArray):
+        return obj.device
+    get = getattr(obj, "__dlpack_device__", None)
+    if get is None:
+        return None
+    try:
+        kind, index = get()
+        index = int(getattr(index, "id", index))  # CuPy gives its Device object
+    except Exception:  # a malformed export: reading the array reports it
+        return None
+    return index if int(kind) in (KDL_CUDA, KDL_CUDA_MANAGED) else None
 
 
 def view(op: str, name: str, obj: Any, consumer_stream: int, devices: Any) -> ArrayView:
@@ -203,8 +220,8 @@ def from_cai(op: str, name: str, cai: Dict[str, Any], owner: Any, consumer_strea
 
 
 def call_stream(op: str, given: Any, a: Any) -> int:
-    """The call's stream: ``stream=`` as a raw handle, else CuPy's current stream for CuPy
-    arrays, else the legacy default stream."""
+    """The call's stream: ``stream=`` as a raw handle, else CuPy's current stream on the device
+    of CuPy arrays (CuPy keeps one per device), else the legacy default stream."""
     if given is not None:
         try:
             return cudacore.stream_handle(given)
@@ -212,7 +229,7 @@ def call_stream(op: str, given: Any, a: Any) -> int:
             raise TypeError(f"{op}: stream must be an int handle >= 0 or an object with __cuda_stream__, "
                             f"got {given!r}") from None
     if type(a).__module__.split(".")[0] == "cupy":
-        return cupy_current_stream()
+        return cupy_streams.current_stream(a.device.id)
     return 0
 
 
@@ -223,7 +240,7 @@ def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, strea
     framework = type(like).__module__.split(".")[0]
     strides = contiguous_strides(shape)
     if framework == "cupy" and dtype == "float16":
-        arr = cupy_output(shape, device, stream)
+        arr = cupy_streams.output(shape, device, stream)
         return arr, ArrayView(int(arr.data.ptr), shape, strides, dtype, 2, device, False, arr)
     if framework.startswith("numba") and dtype == "float16":
         import numpy
@@ -236,21 +253,3 @@ def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, strea
     block = devices.alloc(device, stream, 2 * math.prod(shape))
     arr = DeviceArray(block, shape, dtype, device, stream, devices, getattr(devices, "dlpack_device_type", KDL_CUDA))
     return arr, ArrayView(block.ptr, shape, strides, dtype, 2, device, False, arr)
-
-
-def cupy_current_stream() -> int:
-    """The raw handle of CuPy's current stream (0: the legacy default stream)."""
-    import cupy
-
-    return int(cupy.cuda.get_current_stream().ptr)
-
-
-def cupy_output(shape: Tuple[int, ...], device: int, stream: int) -> Any:
-    """A float16 CuPy array from CuPy's pool, allocated on ``device`` and ``stream``."""
-    import cupy
-
-    if cupy_current_stream() == stream and cupy.cuda.runtime.getDevice() == device:
-        return cupy.empty(shape, dtype=cupy.float16)  # CuPy's current device and stream already
-    s = cupy.cuda.Stream.null if stream == 0 else cupy.cuda.ExternalStream(stream)
-    with cupy.cuda.Device(device), s:
-        return cupy.empty(shape, dtype=cupy.float16)

@@ -100,6 +100,31 @@ def test_cupy_arrays_on_cupy_streams(lib, mode, split):
     assert same_bits(out, ref)
 
 
+@pytest.mark.parametrize("mode,split", MODES)
+def test_cupy_current_stream_set_by_use_is_kept(lib, mode, split):
+    """A call given another stream (``stream=``) leaves the stream the caller made current with
+    ``Stream.use()`` current (before, the output's allocation in a ``with stream:`` block rewound
+    CuPy's current stream to the null stream, so the caller's next CuPy work ran unordered with
+    the first stream's), and its output, allocated on the given stream, has torch's bits."""
+    cupy = pytest.importorskip("cupy")
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=12)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    torch.cuda.synchronize()
+    ca, cw, cb = (cupy.from_dlpack(x).copy() for x in (a, w, bias))
+    cupy.cuda.Device().synchronize()
+    mine, given = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    mine.use()
+    try:
+        for _ in range(4):  # the full path, then the fast path
+            y = op(ca, cw.T, bias=cb, stream=given.ptr, **mode_kw(mode, split))
+            assert cupy.cuda.get_current_stream() == mine
+            given.synchronize()
+            assert same_bits(y, ref)
+    finally:
+        cupy.cuda.Stream.null.use()
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 @pytest.mark.parametrize("mode,split", MODES + [("stream_k", 1)])
 def test_cupy_arrays_on_the_second_device(lib, mode, split):
@@ -121,6 +146,79 @@ def test_cupy_arrays_on_the_second_device(lib, mode, split):
                 assert cupy.cuda.runtime.getDevice() == 1  # CuPy's context, given back
                 s.synchronize()
                 assert (cupy.asnumpy(y).view("uint16") == ref.cpu().numpy().view("uint16")).all()
+    assert torch.cuda.current_device() == 0
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+@pytest.mark.parametrize("mode,split", MODES)
+def test_cupy_arrays_on_the_second_device_called_from_the_first(lib, mode, split):
+    """CuPy arrays on device 1 written on CuPy's current stream of device 1, called with device 0
+    current and a stream of its own current there: the call takes device 1's current stream (CuPy
+    keeps one per device), so it follows the writes and gives torch's bits on the full path and
+    the fast path; device 0 and its stream stay current. (Before, it took device 0's stream and
+    the launch failed.)"""
+    cupy = pytest.importorskip("cupy")
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=11)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    torch.cuda.synchronize()
+    with cupy.cuda.Device(1):
+        s1 = cupy.cuda.Stream(non_blocking=True)
+        src = [cupy.asarray(x.cpu().numpy()) for x in (a, w, bias)]
+        cupy.cuda.Device().synchronize()
+        busy = cupy.ones((4096, 4096), dtype=cupy.float16)
+    s0 = cupy.cuda.Stream(non_blocking=True)
+    with cupy.cuda.Device(0), s0:
+        for _ in range(4):
+            with cupy.cuda.Device(1):
+                s1.use()  # device 1's current stream, which stays current after the block
+                for _ in range(3):  # a queue of work ahead of the operands' writes on s1
+                    busy = busy @ busy * 0.0 + 1.0
+                ca, cw, cb = (x * 1 for x in src)  # written on s1, after the queue
+            assert cupy.cuda.runtime.getDevice() == 0
+            y = op(ca, cw.T, bias=cb, **mode_kw(mode, split))
+            assert isinstance(y, cupy.ndarray) and y.device.id == 1
+            assert cupy.cuda.runtime.getDevice() == 0 and cupy.cuda.get_current_stream() == s0
+            assert cupy.cuda.get_current_stream(1) == s1  # the caller's stream of device 1, kept
+            s1.synchronize()
+            assert (cupy.asnumpy(y).view("uint16") == ref.cpu().numpy().view("uint16")).all()
+    with cupy.cuda.Device(1):
+        cupy.cuda.Stream.null.use()
+    assert torch.cuda.current_device() == 0
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_cupy_a_on_the_second_device_is_read_after_its_writes(lib):
+    """a: a CuPy array on device 1 written on CuPy's current stream there (behind a queue of work);
+    b and bias: torch tensors on device 1 with nothing pending; called with device 0 current and
+    stream= another stream of device 1. Only a's stream handshake orders the call after a's writes,
+    and CuPy's handshake goes through the current device's stream, so a is read with its own
+    device current (before, device 0's stream was waited for and the kernels could read a early)."""
+    cupy = pytest.importorskip("cupy")
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=13)
+    ref = op(a, w.t(), bias=bias)
+    d1 = torch.device("cuda", 1)
+    w1, bias1 = w.to(d1), bias.to(d1)
+    torch.cuda.synchronize(d1)
+    with cupy.cuda.Device(1):
+        s1, s2 = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+        src = cupy.asarray(a.cpu().numpy())
+        busy = cupy.ones((4096, 4096), dtype=cupy.float16)
+        cupy.cuda.Device().synchronize()
+    with cupy.cuda.Device(0):
+        for _ in range(3):  # the full path every time (torch operands have no fast-path reader)
+            with cupy.cuda.Device(1):
+                s1.use()
+                for _ in range(3):
+                    busy = busy @ busy * 0.0 + 1.0
+                ca = src * 1  # written on s1, behind the queue
+            y = op(ca, w1.t(), bias=bias1, stream=s2.ptr)
+            s2.synchronize()
+            assert (cupy.asnumpy(y).view("uint16") == ref.cpu().numpy().view("uint16")).all()
+            assert cupy.cuda.runtime.getDevice() == 0
+    with cupy.cuda.Device(1):
+        cupy.cuda.Stream.null.use()
     assert torch.cuda.current_device() == 0
 
 

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Session 27's device calls, by phase (logs under /tmp/s27, packed into $OUT/s27.tgz after each phase):
+#   cupyold  with benchmarks/s27_cupy.patch reversed (session 26's array path), the session's three new CuPy tests
+#   nohint   the same test of a's handshake with a read under the caller's current device, as before
+#   multi    the GPU tests that need two GPUs (integration, arrays), on a two-GPU machine
+#   cupydiag benchmarks/cupy_two_devices.py: the stream such a call takes, and its output with and without draining
+#   cupydiag2 benchmarks/cupy_two_devices2.py: the stream the C entry is handed, the outputs, a torch.profiler trace
+#   cupydiag3 benchmarks/cupy_two_devices3.py: the C entry's stream beside CuPy's current streams, call by call
+#   cupydiag4 benchmarks/cupy_two_devices4.py: the first fix alone recreated, every stream the call resolves logged
+#   arrays   tests/gpu/test_gpu_arrays.py and test_gpu_integration.py whole
+#   ops rest bench benchx fuzz   device_lib.sh's common phases
+source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
+fuzz_seed=20262701
+out=/tmp/s27; mkdir -p "$out"
+for phase in "$@"; do
+  case $phase in
+    cupyold) { patch -R -p1 < benchmarks/s27_cupy.patch || git apply -R benchmarks/s27_cupy.patch; } && \
+               gpu_tests cupyold tests/gpu/test_gpu_arrays.py -k "called_from_the_first or use_is_kept or read_after_its_writes"; \
+             { patch -p1 < benchmarks/s27_cupy.patch || git apply benchmarks/s27_cupy.patch; } ;;
+    nohint) cp cutlass_splitk/runtime/array_path.py /tmp/array_path.py.keep
+            sed -i 's/saved: List\[Any\] = \[_enter_device_of(a, devices)\]/saved: List[Any] = [devices.enter(devices.current_device())]/' \
+              cutlass_splitk/runtime/array_path.py
+            grep -n 'saved: List' cutlass_splitk/runtime/array_path.py
+            gpu_tests nohint tests/gpu/test_gpu_arrays.py -k read_after_its_writes
+            cp /tmp/array_path.py.keep cutlass_splitk/runtime/array_path.py ;;
+    multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \
+             -k "second_device or two_devices or clusters_of_four or device_properties" ;;
+    cupydiag) python3 benchmarks/cupy_two_devices.py build/default current,explicit,drain,nobusy verbose 2>&1 \
+                | tee "$out/cupydiag.txt"
+              CUTLASS_SPLITK_GRAPHS=0 python3 benchmarks/cupy_two_devices.py build/default drain,current verbose 2>&1 \
+                | tee "$out/cupydiag_nographs.txt"
+              python3 benchmarks/cupy_two_devices.py build/default drain verbose 2>&1 | tee "$out/cupydiag_drain.txt" ;;
+    cupydiag2) python3 benchmarks/cupy_two_devices2.py 2>&1 | tee "$out/cupydiag2.txt" ;;
+    cupydiag3) python3 benchmarks/cupy_two_devices3.py 2>&1 | tee "$out/cupydiag3.txt" ;;
+    cupydiag4) python3 benchmarks/cupy_two_devices4.py 2>&1 | grep -v Warn | tee "$out/cupydiag4.txt" ;;
+    arrays) gpu_tests arrays tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py ;;
+    ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
+    *) echo "unknown phase $phase" ;;
+  esac
+  echo "== $phase done at ${SECONDS}s"
+  tar czf "${OUT:-.}/s27.tgz" -C /tmp s27
+done
