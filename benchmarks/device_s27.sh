@@ -7,6 +7,10 @@
 #   cupydiag2 benchmarks/cupy_two_devices2.py: the stream the C entry is handed, the outputs, a torch.profiler trace
 #   cupydiag3 benchmarks/cupy_two_devices3.py: the C entry's stream beside CuPy's current streams, call by call
 #   cupydiag4 benchmarks/cupy_two_devices4.py: the first fix alone recreated, every stream the call resolves logged
+#   caiold   with benchmarks/s27_cai.patch reversed (the first commit's array path), the pointer, CUDA-array-interface
+#            and Numba tests
+#   numba    the Numba array tests (one and two GPUs)
+#   numbadiag benchmarks/numba_two_devices.py: the context of Numba's stream of device 1, and calls on it
 #   arrays   tests/gpu/test_gpu_arrays.py and test_gpu_integration.py whole
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
@@ -33,6 +37,11 @@ for phase in "$@"; do
     cupydiag2) python3 benchmarks/cupy_two_devices2.py 2>&1 | tee "$out/cupydiag2.txt" ;;
     cupydiag3) python3 benchmarks/cupy_two_devices3.py 2>&1 | tee "$out/cupydiag3.txt" ;;
     cupydiag4) python3 benchmarks/cupy_two_devices4.py 2>&1 | grep -v Warn | tee "$out/cupydiag4.txt" ;;
+    caiold) { patch -R -p1 < benchmarks/s27_cai.patch || git apply -R benchmarks/s27_cai.patch; } && \
+              gpu_tests caiold tests/gpu/test_gpu_arrays.py -k "pointer_device or cai_arrays or numba"; \
+            { patch -p1 < benchmarks/s27_cai.patch || git apply benchmarks/s27_cai.patch; } ;;
+    numba) gpu_tests numba tests/gpu/test_gpu_arrays.py -k numba ;;
+    numbadiag) python3 benchmarks/numba_two_devices.py 2>&1 | tee "$out/numbadiag.txt" ;;
     arrays) gpu_tests arrays tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;

@@ -67,7 +67,7 @@ class FakeDevices:
         for r in range(rows):
             ctypes.memmove(dst + r * dpitch, src + r * spitch, width)
 
-    def wait(self, consumer: int, producer: int) -> None:
+    def wait(self, consumer: int, producer: int, device: Optional[int] = None) -> None:
         if consumer != producer:
             self.waits.append((consumer, producer))
 

@@ -58,8 +58,7 @@ def _device_array(x: DeviceArray, devices: Any) -> Tuple[int, tuple, Optional[in
 
 
 def _smv(x: Any, devices: Any) -> Tuple[int, tuple, Optional[int], Any]:
-    device = x.device_id if x.is_device_accessible and x.device_id >= 0 else None
-    return x.ptr, (x.shape, x.strides, arrays.smv_dtype(x), x.readonly), device, None
+    return x.ptr, (x.shape, x.strides, arrays.smv_dtype(x), x.readonly), arrays.smv_device(x, devices), None
 
 
 def _cai(x: Any, devices: Any) -> Tuple[int, tuple, Optional[int], Any]:
@@ -188,7 +187,7 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
                         cupy_stream = current_cupy_stream(device)
                     producer = cupy_stream
                 if producer != stream:
-                    devices.wait(stream, int(producer))
+                    devices.wait(stream, int(producer), device)
         ptrs, pa, pb = sig.ptrs, sig.pa, sig.pb
         pc, pbias, pe = ptrs.get("c", 0), ptrs.get("bias", 0), ptrs.get("e", 0)
         out = kw.get("out")

@@ -109,7 +109,7 @@ def _enter_device_of(a: Any, devices: Any) -> Any:
     """Makes the device ``a`` says it is on current while it is read (its producer's stream
     handshake runs through the current device's stream), else keeps the current one; returns
     what devices.leave() gives back. A device that cannot be entered is left to a's reading."""
-    hint = arrays.device_hint(a)
+    hint = arrays.device_hint(a, devices)
     if hint is not None:
         try:
             return devices.enter(hint)

@@ -81,21 +81,24 @@ def _is_smv(obj: Any) -> bool:
     return cls is not None and isinstance(obj, cls)
 
 
-def device_hint(obj: Any) -> Optional[int]:
-    """The CUDA device ``obj`` says it is on (``__dlpack_device__``, our DeviceArray's field), or
-    None. Read before ``obj`` itself: producers such as CuPy order their writes through the current
-    device's stream in the handshake, so the array's device has to be current then."""
+def device_hint(obj: Any, devices: Any) -> Optional[int]:
+    """The CUDA device ``obj`` is on (``__dlpack_device__``, else where its CUDA array interface's
+    pointer lives, our DeviceArray's field), or None. Read before ``obj`` itself: producers order
+    their writes in the handshake through the current device's stream (CuPy) or a stream of theirs
+    that the current device has to be able to wait for, so the array's device has to be current."""
     if isinstance(obj, DeviceArray):
         return obj.device
-    get = getattr(obj, "__dlpack_device__", None)
-    if get is None:
-        return None
     try:
-        kind, index = get()
-        index = int(getattr(index, "id", index))  # CuPy gives its Device object
+        get = getattr(obj, "__dlpack_device__", None)
+        if get is not None:
+            kind, index = get()
+            index = int(getattr(index, "id", index))  # CuPy gives its Device object
+            return index if int(kind) in (KDL_CUDA, KDL_CUDA_MANAGED) else None
+        cai = getattr(obj, "__cuda_array_interface__", None)
+        ptr = int(cai["data"][0] or 0) if cai is not None else 0
+        return devices.pointer_device(ptr) if ptr else None
     except Exception:  # a malformed export: reading the array reports it
         return None
-    return index if int(kind) in (KDL_CUDA, KDL_CUDA_MANAGED) else None
 
 
 def view(op: str, name: str, obj: Any, consumer_stream: int, devices: Any) -> ArrayView:
@@ -103,7 +106,7 @@ def view(op: str, name: str, obj: Any, consumer_stream: int, devices: Any) -> Ar
     ``consumer_stream`` (DLPack's and the CUDA array interface's stream handshake). Raises
     TypeError for an object that is not an array, ValueError for one that cannot be read."""
     if isinstance(obj, DeviceArray):
-        devices.wait(consumer_stream, obj.stream)
+        devices.wait(consumer_stream, obj.stream, obj.device)
         return ArrayView(obj.ptr, obj.shape, contiguous_strides(obj.shape), obj.dtype, 2, obj.device, False, obj)
     if not is_array(obj):
         raise TypeError(f"{op}: {name} must be a CUDA array (DLPack or __cuda_array_interface__), "
@@ -123,7 +126,7 @@ def view(op: str, name: str, obj: Any, consumer_stream: int, devices: Any) -> Ar
                 raise ValueError(f"{op}: {name} ({type(obj).__name__}) cannot be read as a CUDA array: "
                                  f"{type(exc).__name__}: {exc}") from None
         else:
-            return from_smv(op, name, v)
+            return from_smv(op, name, v, devices)
     if hasattr(obj, "__cuda_array_interface__"):
         return from_cai(op, name, obj.__cuda_array_interface__, obj, consumer_stream, devices)
     raise ValueError(f"{op}: {name} ({type(obj).__name__}) exports DLPack only, which needs cuda-python "
@@ -166,13 +169,25 @@ def _dtype_name(dtype: Any) -> Tuple[str, int]:
     return str(dtype), int(dtype.itemsize)
 
 
-def from_smv(op: str, name: str, v: Any) -> ArrayView:
+def from_smv(op: str, name: str, v: Any, devices: Any) -> ArrayView:
     dtype, itemsize = smv_dtype(v)
     shape = tuple(int(s) for s in v.shape)
     strides = v.strides
     strides = contiguous_strides(shape) if strides is None else tuple(int(s) for s in strides)
-    device = int(v.device_id) if v.is_device_accessible and v.device_id >= 0 else None
-    return ArrayView(int(v.ptr), shape, strides, dtype, itemsize, device, bool(v.readonly), v)
+    return ArrayView(int(v.ptr), shape, strides, dtype, itemsize, smv_device(v, devices), bool(v.readonly), v)
+
+
+def smv_device(v: Any, devices: Any) -> Optional[int]:
+    """The device of a StridedMemoryView's memory: where its pointer lives (cuda.core takes a view
+    read from a CUDA array interface for device 0 where cuda.bindings misreads the ordinal, see
+    cudacore._pointer_query), its own device_id for one without a pointer."""
+    if not v.is_device_accessible:
+        return None
+    ptr = int(v.ptr)
+    device = devices.pointer_device(ptr) if ptr else None
+    if device is None and v.device_id >= 0:
+        return int(v.device_id)
+    return device
 
 
 def cai_dtype(typestr: str) -> Tuple[str, int]:
@@ -212,10 +227,10 @@ def from_cai(op: str, name: str, cai: Dict[str, Any], owner: Any, consumer_strea
         strides = tuple(int(s) // itemsize for s in strides)
     if len(strides) != len(shape):
         raise ValueError(f"{op}: {name} has shape {shape} but strides {strides}")
+    device = devices.pointer_device(ptr) if ptr else None
     producer = cai.get("stream") if int(cai.get("version", 3)) >= 3 else None
     if producer is not None:  # CAI v3: the consumer waits for the producer's stream
-        devices.wait(consumer_stream, int(producer))
-    device = devices.pointer_device(ptr) if ptr else None
+        devices.wait(consumer_stream, int(producer), device)
     return ArrayView(ptr, shape, strides, dtype, itemsize, device, bool(readonly), owner)
 
 

@@ -11,8 +11,10 @@ CPU tests replace it by a host-memory fake with the same methods.
 
 from __future__ import annotations
 
+import ctypes
 import functools
-from typing import Any, NamedTuple, Optional
+import sys
+from typing import Any, Callable, NamedTuple, Optional, Tuple
 
 from .errors import KernelError
 from .workspace import Block
@@ -164,7 +166,11 @@ class Devices:
 
     def pointer_device(self, ptr: int) -> Optional[int]:
         """The device whose memory ``ptr`` points into (device or managed memory), else None."""
-        d = driver()
+        query = _pointer_query()
+        if query is not None:
+            kind, ordinal = query(ptr)
+            return ordinal if kind == _CU_MEMORYTYPE_DEVICE and ordinal >= 0 else None
+        d = driver()  # no libcuda to call directly: the bindings (see _pointer_query)
         a = d.CUpointer_attribute
         err, kind = d.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d.CUdeviceptr(ptr))
         if int(err) != 0 or int(kind) != int(d.CUmemorytype.CU_MEMORYTYPE_DEVICE):
@@ -213,17 +219,65 @@ class Devices:
         m.WidthInBytes, m.Height = width, rows
         check(d.cuMemcpy2DAsync(m, d.CUstream(stream)), "cuMemcpy2DAsync")
 
-    def wait(self, consumer: int, producer: int) -> None:
-        """Work queued on ``consumer`` from now on waits for what ``producer`` has queued."""
+    def wait(self, consumer: int, producer: int, device: Optional[int] = None) -> None:
+        """Work queued on ``consumer`` from now on waits for what ``producer`` has queued. The
+        legacy and per-thread handles (0-2) name the current context's streams: ``device``'s
+        where it is given (made current meanwhile). The event is made and recorded in the
+        producer stream's own context (a stream of another device cannot record one of this)."""
         if consumer == producer:
             return
-        d = driver()
-        event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
+        saved = self.enter(device) if device is not None and (consumer <= 2 or producer <= 2) else None
         try:
-            check(d.cuEventRecord(event, d.CUstream(producer)), "cuEventRecord")
-            check(d.cuStreamWaitEvent(d.CUstream(consumer), event, 0), "cuStreamWaitEvent")
+            self._wait(consumer, producer)
         finally:
-            d.cuEventDestroy(event)
+            self.leave(saved)
+
+    def _wait(self, consumer: int, producer: int) -> None:
+        d = driver()
+        pushed = False
+        if producer > 2:
+            ctx = check(d.cuStreamGetCtx(d.CUstream(producer)), "cuStreamGetCtx")
+            if int(ctx) != int(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")):
+                check(d.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+                pushed = True
+        try:
+            event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
+            try:
+                check(d.cuEventRecord(event, d.CUstream(producer)), "cuEventRecord")
+                check(d.cuStreamWaitEvent(d.CUstream(consumer), event, 0), "cuStreamWaitEvent")
+            finally:
+                d.cuEventDestroy(event)
+        finally:
+            if pushed:
+                d.cuCtxPopCurrent()
+
+
+_CU_MEMORYTYPE_DEVICE = 2  # CUmemorytype
+
+
+@functools.lru_cache(maxsize=1)
+def _pointer_query() -> Optional[Callable[[int], Tuple[int, int]]]:
+    """query(ptr) -> (memory type, device ordinal) through libcuda's cuPointerGetAttributes, called
+    directly; None where libcuda cannot be loaded. cuda.bindings 13.x reads the device ordinal
+    back from a field the driver never wrote, so every pointer reads as device 0
+    (NVIDIA/cuda-python#2928; seen with cuda.bindings 13.3.1 on two H100s)."""
+    try:
+        lib = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+    except OSError:
+        return None
+    fn = lib.cuPointerGetAttributes
+    fn.argtypes = [ctypes.c_uint, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64]
+    fn.restype = ctypes.c_int
+    attributes = (ctypes.c_int * 2)(2, 9)  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+
+    def query(ptr: int) -> Tuple[int, int]:
+        kind, ordinal = ctypes.c_uint(0), ctypes.c_int(-2)
+        data = (ctypes.c_void_p * 2)(ctypes.addressof(kind), ctypes.addressof(ordinal))
+        if fn(2, attributes, data, ptr) != 0:  # not a pointer CUDA knows (no error for host memory)
+            return 0, -2
+        return kind.value, ordinal.value
+
+    return query
 
 
 class CoreMemory:

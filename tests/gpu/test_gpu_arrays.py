@@ -290,6 +290,130 @@ def test_jax_bf16_row_major_b(libs):
     assert y.dtype == "bfloat16" and same_bits(y, ref)
 
 
+# --- objects with only a CUDA array interface, on the second device --------------------------------------------
+
+
+def cai_of(t, stream):
+    """``t`` (a torch tensor) as an object with only ``__cuda_array_interface__`` v3, naming ``stream``
+    (a raw handle) as its producer."""
+    return CAI({"shape": tuple(t.shape), "typestr": "<f2", "data": (t.data_ptr(), False), "version": 3,
+                "strides": tuple(2 * x for x in t.stride()), "stream": stream}, t)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_pointer_device_on_the_second_device(lib):
+    """Where a pointer lives, as the array path asks (cuda.bindings 13.3.1 reads every pointer's device
+    ordinal as 0: NVIDIA/cuda-python#2928)."""
+    devices = lib.platform.devices
+    for index in range(torch.cuda.device_count()):
+        t = torch.empty(1024, device=torch.device("cuda", index))
+        assert devices.pointer_device(t.data_ptr()) == index
+        assert devices.pointer_device(t.data_ptr() + 2048) == index
+    assert devices.pointer_device(torch.empty(8).data_ptr()) is None  # pageable host memory
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+@pytest.mark.parametrize("mode,split", MODES)
+def test_cai_arrays_on_the_second_device(lib, mode, split):
+    """Objects with only a CUDA array interface (v3) on device 1, written on a torch stream of device 1
+    behind a queue of work, called with device 0 current: on the legacy default stream (device 1's: the
+    producer's stream of another context waited for) and on another stream of device 1; the full path
+    and the fast path give torch's bits in a DeviceArray on device 1."""
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=16)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    d1 = torch.device("cuda", 1)
+    producer, other = torch.cuda.Stream(d1), torch.cuda.Stream(d1)
+    busy = torch.ones(4096, 4096, device=d1, dtype=torch.float16)
+    src = [x.to(d1) for x in (a, w, bias)]
+    torch.cuda.synchronize(d1)
+    for stream in (None, other.cuda_stream):
+        for _ in range(4):
+            with torch.cuda.stream(producer):
+                for _ in range(3):  # a queue of work ahead of the operands' writes
+                    busy = busy @ busy * 0.0 + 1.0
+                ta, tw, tb = (x * 1 for x in src)
+            y = op(cai_of(ta, producer.cuda_stream), cai_of(tw.t(), producer.cuda_stream),
+                   bias=cai_of(tb, producer.cuda_stream), stream=stream, **mode_kw(mode, split))
+            assert torch.cuda.current_device() == 0
+            assert isinstance(y, dlpack.DeviceArray) and y.device == 1
+            torch.cuda.synchronize(d1)
+            assert torch.equal(torch.from_dlpack(y).cpu(), ref.cpu())
+
+
+# --- Numba ---------------------------------------------------------------------------------------------------
+
+
+def numba_cuda():
+    try:
+        from numba import cuda
+    except Exception as exc:  # not installed, or (the device machine: Numba 0.68, NumPy 2.5) not importable
+        pytest.skip(f"numba cannot be imported here: {type(exc).__name__}: {exc}")
+    if not cuda.is_available():
+        pytest.skip("Numba sees no GPU")
+    return cuda
+
+
+def numba_handle(s):
+    """The raw handle of a Numba stream (ctypes or cuda-python bindings, whichever Numba uses)."""
+    h = s.handle
+    return int(h.value if hasattr(h, "value") else h)
+
+
+def numba_inputs(cuda, s, a, w, bias):
+    """a, the weight as the (K, N) column-major operand, and bias as Numba arrays written on ``s``
+    (the weight copied from a Fortran-ordered host array: Numba's ``.T`` compiles a copy kernel)."""
+    host = (a.cpu().numpy(), np.asfortranarray(w.cpu().numpy().T), bias.cpu().numpy())
+    return tuple(cuda.to_device(x, stream=s) for x in host)
+
+
+def numba_bits(y, cuda):
+    assert type(y).__module__.split(".")[0] == "numba" and cuda.is_cuda_array(y)  # the caller's framework
+    return y.copy_to_host().view(np.uint16)
+
+
+@pytest.mark.parametrize("mode,split", MODES)
+def test_numba_arrays_on_a_numba_stream(lib, mode, split):
+    """Numba device arrays written on a Numba stream (their CUDA array interface names it), the call on
+    that stream: torch's bits in a Numba array, on the full path and the fast path."""
+    cuda = numba_cuda()
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=14)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split)).cpu().numpy().view(np.uint16)
+    s = cuda.stream()
+    na, nw, nb = numba_inputs(cuda, s, a, w, bias)
+    for _ in range(4):
+        y = op(na, nw, bias=nb, stream=numba_handle(s), **mode_kw(mode, split))
+        s.synchronize()
+        assert y.shape == (M, N) and (numba_bits(y, cuda) == ref).all()
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+@pytest.mark.parametrize("mode,split", MODES)
+def test_numba_arrays_on_the_second_device(lib, mode, split):
+    """Numba arrays on device 1 (made inside ``cuda.gpus[1]``) called with device 0 current, on a Numba
+    stream of device 1 and on the legacy default stream: torch's bits in a Numba array on device 1,
+    and torch's current device kept."""
+    cuda = numba_cuda()
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=15)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split)).cpu().numpy().view(np.uint16)
+    with cuda.gpus[1]:
+        s = cuda.stream()
+        na, nw, nb = numba_inputs(cuda, s, a, w, bias)
+    left = torch.cuda.current_device()  # the thread can come out of Numba's first block on device 1 there
+    torch.cuda.set_device(0)
+    for stream in (numba_handle(s), None):
+        for _ in range(4):
+            y = op(na, nw, bias=nb, stream=stream, **mode_kw(mode, split))
+            assert torch.cuda.current_device() == 0, f"Numba's block left cuda:{left} current"
+            ptr = y.__cuda_array_interface__["data"][0]
+            assert lib.platform.devices.pointer_device(ptr) == 1
+            torch.cuda.synchronize(1)
+            with cuda.gpus[1]:
+                assert (numba_bits(y, cuda) == ref).all()
+
+
 # --- cuda.core buffers -------------------------------------------------------------------------------------
 
 
