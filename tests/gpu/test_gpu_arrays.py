@@ -273,6 +273,44 @@ def test_jax_arrays_on_a_cuda_core_stream(lib, mode, split):
     assert np.array_equal(np.asarray(jy).view(np.uint16), ref.cpu().numpy().view(np.uint16))
 
 
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+@pytest.mark.parametrize("mode,split", MODES)
+def test_jax_arrays_on_the_second_device(lib, mode, split):
+    """JAX arrays on JAX's second GPU called with device 0 current, on the legacy default stream (device
+    1's) and on a cuda.core stream of device 1: torch's bits in a DeviceArray on device 1, which a second
+    call on device 1 takes as its input (the full path, then the fast path); torch's device kept."""
+    jax = jax_gpu()
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if len(gpus) < 2:
+        pytest.skip("JAX sees one GPU")
+    jnp = jax.numpy
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=17)
+    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    _, w2, bias2 = inputs(N, 256, N, seed=18)  # the second call's weight (256, N) and bias: K = N
+    ref2 = op(ref, w2.t(), bias=bias2, **mode_kw(mode, split))
+    ja, jw, jb, jw2, jb2 = (jax.device_put(jnp.asarray(x.cpu().numpy()), gpus[1]) for x in (a, w, bias, w2, bias2))
+    jw.block_until_ready()
+    torch.cuda.set_device(0)
+    dev1 = cudacore.core().Device(1)
+    saved = lib.platform.devices.enter(1)
+    try:
+        s1 = dev1.create_stream()
+    finally:
+        lib.platform.devices.leave(saved)
+    devices = lib.platform.devices
+    for stream in (None, s1):
+        for _ in range(4):
+            y = op(ja, column_major(jw, devices), bias=jb, stream=stream, **mode_kw(mode, split))
+            assert torch.cuda.current_device() == 0
+            assert isinstance(y, dlpack.DeviceArray) and y.device == 1
+            y2 = op(y, column_major(jw2, devices), bias=jb2, stream=stream, **mode_kw(mode, split))
+            assert isinstance(y2, dlpack.DeviceArray) and y2.device == 1
+            torch.cuda.synchronize(1)
+            assert torch.equal(torch.from_dlpack(y).cpu(), ref.cpu())
+            assert torch.equal(torch.from_dlpack(y2).cpu(), ref2.cpu())
+
+
 def test_jax_bf16_row_major_b(libs):
     jax = jax_gpu()
     jnp = jax.numpy
