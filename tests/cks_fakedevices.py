@@ -26,6 +26,7 @@ class FakeDevices:
         self.current = current
         self.ranges: Dict[int, Tuple[int, int]] = {}  # start -> (end, device)
         self.waits: List[Tuple[int, int]] = []
+        self.wait_devices: List[Optional[int]] = []  # the device each wait named its legacy handles on
         self.allocations: List[Tuple[int, int, int]] = []  # (device, stream, nbytes)
         self.entered: List[int] = []
         self.copies = 0
@@ -70,6 +71,7 @@ class FakeDevices:
     def wait(self, consumer: int, producer: int, device: Optional[int] = None) -> None:
         if consumer != producer:
             self.waits.append((consumer, producer))
+            self.wait_devices.append(device)
 
 
 class FakeArray:

@@ -74,6 +74,21 @@ def test_fast_call_writes_out_and_waits_for_producers(dev, full):
     assert np.all(store[:, :N] == -1.0) and np.all(store[:, N:] == 7)
 
 
+def test_arrays_on_another_device_are_read_and_waited_for_there(dev, full):
+    """Operands on device 1 with device 0 current: the first one is read with its own device current
+    (a producer's handshake runs through the current device), and every producer wait names device 1,
+    whose legacy stream the call runs on (stream=None), on the full path and the fast path."""
+    op = make_op("linear_f16", dev, compute=fill_d(1.0))
+    a = FakeArray(f16(M, K), dev, device=1, stream=555)  # written on stream 555 of device 1 (CAI v3)
+    b = FakeArray(f16(N, K).T, dev, device=1)
+    for _ in range(3):
+        out = op(a, b)
+        assert out.device == 1
+    assert len(full) == 2 and len(op.bound.calls) == 3
+    assert dev.entered[0] == 1  # a's device, before a is read
+    assert dev.waits == [(0, 555)] * 3 and dev.wait_devices == [1] * 3
+
+
 def test_fast_path_refusals_take_the_full_path(dev, full):
     """An output overlapping an input, a misaligned pointer, a new stream without workspace,
     an unknown keyword: the full path runs (and raises, pads or allocates) as on a first call."""

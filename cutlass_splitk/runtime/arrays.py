@@ -180,7 +180,7 @@ def from_smv(op: str, name: str, v: Any, devices: Any) -> ArrayView:
 def smv_device(v: Any, devices: Any) -> Optional[int]:
     """The device of a StridedMemoryView's memory: where its pointer lives (cuda.core takes a view
     read from a CUDA array interface for device 0 where cuda.bindings misreads the ordinal, see
-    cudacore._pointer_query), its own device_id for one without a pointer."""
+    runtime/pointer_query.py), its own device_id for one without a pointer."""
     if not v.is_device_accessible:
         return None
     ptr = int(v.ptr)

@@ -11,11 +11,11 @@ CPU tests replace it by a host-memory fake with the same methods.
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import functools
-import sys
-from typing import Any, Callable, NamedTuple, Optional, Tuple
+from typing import Any, Iterator, NamedTuple, Optional
 
+from . import pointer_query
 from .errors import KernelError
 from .workspace import Block
 
@@ -166,11 +166,11 @@ class Devices:
 
     def pointer_device(self, ptr: int) -> Optional[int]:
         """The device whose memory ``ptr`` points into (device or managed memory), else None."""
-        query = _pointer_query()
+        query = pointer_query.libcuda_query()
         if query is not None:
             kind, ordinal = query(ptr)
-            return ordinal if kind == _CU_MEMORYTYPE_DEVICE and ordinal >= 0 else None
-        d = driver()  # no libcuda to call directly: the bindings (see _pointer_query)
+            return ordinal if kind == pointer_query.CU_MEMORYTYPE_DEVICE and ordinal >= 0 else None
+        d = driver()  # no libcuda to call directly: the bindings (see pointer_query)
         a = d.CUpointer_attribute
         err, kind = d.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d.CUdeviceptr(ptr))
         if int(err) != 0 or int(kind) != int(d.CUmemorytype.CU_MEMORYTYPE_DEVICE):
@@ -233,51 +233,40 @@ class Devices:
             self.leave(saved)
 
     def _wait(self, consumer: int, producer: int) -> None:
+        """The event is made, recorded and destroyed in the producer's context (pushed where that is
+        not the current one); the consumer waits for it from the current context, whose legacy and
+        per-thread streams the handles 0-2 name."""
         d = driver()
-        pushed = False
+        ctx = None
         if producer > 2:
-            ctx = check(d.cuStreamGetCtx(d.CUstream(producer)), "cuStreamGetCtx")
-            if int(ctx) != int(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")):
-                check(d.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
-                pushed = True
-        try:
+            own = check(d.cuStreamGetCtx(d.CUstream(producer)), "cuStreamGetCtx")
+            ctx = own if int(own) != int(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")) else None
+        with _pushed(ctx):
             event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
             try:
                 check(d.cuEventRecord(event, d.CUstream(producer)), "cuEventRecord")
-                check(d.cuStreamWaitEvent(d.CUstream(consumer), event, 0), "cuStreamWaitEvent")
-            finally:
+            except BaseException:
                 d.cuEventDestroy(event)
+                raise
+        try:
+            check(d.cuStreamWaitEvent(d.CUstream(consumer), event, 0), "cuStreamWaitEvent")
         finally:
-            if pushed:
-                d.cuCtxPopCurrent()
+            with _pushed(ctx):
+                d.cuEventDestroy(event)
 
 
-_CU_MEMORYTYPE_DEVICE = 2  # CUmemorytype
-
-
-@functools.lru_cache(maxsize=1)
-def _pointer_query() -> Optional[Callable[[int], Tuple[int, int]]]:
-    """query(ptr) -> (memory type, device ordinal) through libcuda's cuPointerGetAttributes, called
-    directly; None where libcuda cannot be loaded. cuda.bindings 13.x reads the device ordinal
-    back from a field the driver never wrote, so every pointer reads as device 0
-    (NVIDIA/cuda-python#2928; seen with cuda.bindings 13.3.1 on two H100s)."""
+@contextlib.contextmanager
+def _pushed(ctx: Any) -> Iterator[None]:
+    """``ctx`` made current for the block (pushed and popped); nothing where it is None."""
+    if ctx is None:
+        yield
+        return
+    d = driver()
+    check(d.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
     try:
-        lib = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
-    except OSError:
-        return None
-    fn = lib.cuPointerGetAttributes
-    fn.argtypes = [ctypes.c_uint, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64]
-    fn.restype = ctypes.c_int
-    attributes = (ctypes.c_int * 2)(2, 9)  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-
-    def query(ptr: int) -> Tuple[int, int]:
-        kind, ordinal = ctypes.c_uint(0), ctypes.c_int(-2)
-        data = (ctypes.c_void_p * 2)(ctypes.addressof(kind), ctypes.addressof(ordinal))
-        if fn(2, attributes, data, ptr) != 0:  # not a pointer CUDA knows (no error for host memory)
-            return 0, -2
-        return kind.value, ordinal.value
-
-    return query
+        yield
+    finally:
+        d.cuCtxPopCurrent()
 
 
 class CoreMemory:

@@ -46,6 +46,14 @@ def mode_kw(mode, split):
     return {} if mode is None else {"mode": mode, "split_k": split}
 
 
+def reference(lib, seed, mode, split):
+    """linear_bias_gelu_f16, its torch inputs of ``seed`` and torch's call in that mode (the reference
+    each array framework's call must match bit for bit)."""
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=seed)
+    return op, (a, w, bias), op(a, w.t(), bias=bias, **mode_kw(mode, split))
+
+
 def same_bits(y, ref):
     got = torch.from_dlpack(y)
     torch.cuda.synchronize()
@@ -107,9 +115,7 @@ def test_cupy_current_stream_set_by_use_is_kept(lib, mode, split):
     CuPy's current stream to the null stream, so the caller's next CuPy work ran unordered with
     the first stream's), and its output, allocated on the given stream, has torch's bits."""
     cupy = pytest.importorskip("cupy")
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=12)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    op, (a, w, bias), ref = reference(lib, 12, mode, split)
     torch.cuda.synchronize()
     ca, cw, cb = (cupy.from_dlpack(x).copy() for x in (a, w, bias))
     cupy.cuda.Device().synchronize()
@@ -132,9 +138,7 @@ def test_cupy_arrays_on_the_second_device(lib, mode, split):
     device): the same bits as torch's call on device 0, in CuPy on device 1, on the full path and on
     the fast path (a signature's third call on), and the thread's current device as the caller had it."""
     cupy = pytest.importorskip("cupy")
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=7)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    op, (a, w, bias), ref = reference(lib, 7, mode, split)
     torch.cuda.synchronize()
     with cupy.cuda.Device(1):
         s = cupy.cuda.Stream(non_blocking=True)
@@ -158,9 +162,7 @@ def test_cupy_arrays_on_the_second_device_called_from_the_first(lib, mode, split
     the fast path; device 0 and its stream stay current. (Before, it took device 0's stream and
     the launch failed.)"""
     cupy = pytest.importorskip("cupy")
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=11)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    op, (a, w, bias), ref = reference(lib, 11, mode, split)
     torch.cuda.synchronize()
     with cupy.cuda.Device(1):
         s1 = cupy.cuda.Stream(non_blocking=True)
@@ -258,9 +260,7 @@ def jax_gpu():
 def test_jax_arrays_on_a_cuda_core_stream(lib, mode, split):
     jax = jax_gpu()
     jnp = jax.numpy
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=2)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    op, (a, w, bias), ref = reference(lib, 2, mode, split)
     torch.cuda.synchronize()
     ja, jw, jb = (jnp.asarray(x.cpu().numpy()) for x in (a, w, bias))
     jw.block_until_ready()
@@ -284,9 +284,7 @@ def test_jax_arrays_on_the_second_device(lib, mode, split):
     if len(gpus) < 2:
         pytest.skip("JAX sees one GPU")
     jnp = jax.numpy
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=17)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    op, (a, w, bias), ref = reference(lib, 17, mode, split)
     _, w2, bias2 = inputs(N, 256, N, seed=18)  # the second call's weight (256, N) and bias: K = N
     ref2 = op(ref, w2.t(), bias=bias2, **mode_kw(mode, split))
     ja, jw, jb, jw2, jb2 = (jax.device_put(jnp.asarray(x.cpu().numpy()), gpus[1]) for x in (a, w, bias, w2, bias2))
@@ -357,9 +355,7 @@ def test_cai_arrays_on_the_second_device(lib, mode, split):
     behind a queue of work, called with device 0 current: on the legacy default stream (device 1's: the
     producer's stream of another context waited for) and on another stream of device 1; the full path
     and the fast path give torch's bits in a DeviceArray on device 1."""
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=16)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    op, (a, w, bias), ref = reference(lib, 16, mode, split)
     d1 = torch.device("cuda", 1)
     producer, other = torch.cuda.Stream(d1), torch.cuda.Stream(d1)
     busy = torch.ones(4096, 4096, device=d1, dtype=torch.float16)
@@ -415,9 +411,8 @@ def test_numba_arrays_on_a_numba_stream(lib, mode, split):
     """Numba device arrays written on a Numba stream (their CUDA array interface names it), the call on
     that stream: torch's bits in a Numba array, on the full path and the fast path."""
     cuda = numba_cuda()
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=14)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split)).cpu().numpy().view(np.uint16)
+    op, (a, w, bias), ref = reference(lib, 14, mode, split)
+    ref = ref.cpu().numpy().view(np.uint16)
     s = cuda.stream()
     na, nw, nb = numba_inputs(cuda, s, a, w, bias)
     for _ in range(4):
@@ -433,9 +428,8 @@ def test_numba_arrays_on_the_second_device(lib, mode, split):
     stream of device 1 and on the legacy default stream: torch's bits in a Numba array on device 1,
     and torch's current device kept."""
     cuda = numba_cuda()
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=15)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split)).cpu().numpy().view(np.uint16)
+    op, (a, w, bias), ref = reference(lib, 15, mode, split)
+    ref = ref.cpu().numpy().view(np.uint16)
     with cuda.gpus[1]:
         s = cuda.stream()
         na, nw, nb = numba_inputs(cuda, s, a, w, bias)
@@ -485,9 +479,7 @@ def smv_of(smv, buf, shape, strides=None):
 @pytest.mark.parametrize("mode,split", MODES)
 def test_cuda_core_buffers_on_a_cuda_core_stream(lib, mode, split):
     smv = smv_class()
-    op = lib.linear_bias_gelu_f16
-    a, w, bias = inputs(seed=4)
-    ref = op(a, w.t(), bias=bias, **mode_kw(mode, split))
+    op, (a, w, bias), ref = reference(lib, 4, mode, split)
     torch.cuda.synchronize()
     dev, s = core_stream()
     ba, bw, bb = (to_buffer(dev, s, x) for x in (a, w, bias))
