@@ -27,6 +27,7 @@ class FakeDevices:
         self.ranges: Dict[int, Tuple[int, int]] = {}  # start -> (end, device)
         self.waits: List[Tuple[int, int]] = []
         self.wait_devices: List[Optional[int]] = []  # the device each wait named its legacy handles on
+        self.stream_devices: Dict[int, int] = {}  # stream handle -> its device (others: unknown)
         self.allocations: List[Tuple[int, int, int]] = []  # (device, stream, nbytes)
         self.entered: List[int] = []
         self.copies = 0
@@ -49,6 +50,9 @@ class FakeDevices:
             if start <= ptr < end:
                 return device
         return None
+
+    def stream_device(self, handle: int) -> Optional[int]:
+        return self.stream_devices.get(handle)
 
     def alloc(self, index: int, stream: int, nbytes: int) -> Block:
         if nbytes <= 0:

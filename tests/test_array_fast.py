@@ -89,6 +89,22 @@ def test_arrays_on_another_device_are_read_and_waited_for_there(dev, full):
     assert dev.waits == [(0, 555)] * 3 and dev.wait_devices == [1] * 3
 
 
+def test_a_stream_of_another_device_is_refused_with_what_to_pass(dev, full):
+    op = make_op("linear_f16", dev, compute=fill_d(1.0))
+    dev.stream_devices.update({0x99: 0, 0x77: 1})
+    a, b = FakeArray(f16(M, K), dev, device=1), FakeArray(f16(N, K).T, dev, device=1)
+    message = ("linear_f16: stream=0x99 is a stream of cuda:0 but the operands are on cuda:1; pass a stream of "
+               "cuda:1, or none (CuPy's current stream there for CuPy arrays, else its legacy default stream)")
+    assert raises(ValueError, lambda: op(a, b, stream=0x99)) == message
+    for _ in range(3):  # a stream of cuda:1 runs, on the full path and then the fast path
+        assert op(a, b, stream=0x77).device == 1 and op.bound.calls[-1][1] == 0x77
+    assert isinstance(next(iter(op.array_prepared.values())), Prepared)
+    calls = len(op.bound.calls)
+    assert len(full) == 3
+    assert raises(ValueError, lambda: op(a, b, stream=0x99)) == message  # refused on the fast path too
+    assert len(op.bound.calls) == calls and len(full) == 3
+
+
 def test_fast_path_refusals_take_the_full_path(dev, full):
     """An output overlapping an input, a misaligned pointer, a new stream without workspace,
     an unknown keyword: the full path runs (and raises, pads or allocates) as on a first call."""

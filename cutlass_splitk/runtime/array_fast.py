@@ -176,9 +176,13 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
     run = runner(op, p, op.library.array_workspace)
     new_out, devices, name, stream_of = p.new_out, op.platform.devices, op.name, arrays.call_stream
     current_cupy_stream, device = cupy_streams.current_stream, p.device_index
+    checked = [None]  # the last stream found to be of the call's device (replaced whole: threads race)
 
     def call(a: Any, kw: Dict[str, Any], sig: Signature) -> Any:
         stream = stream_of(name, kw.get("stream"), a)
+        if stream != checked[0]:
+            arrays.check_stream_device(name, stream, device, devices)
+            checked[0] = stream
         cupy_stream = None
         for producer in sig.producers:  # the full path's handshake (DLPack / CAI v3)
             if producer is not None:

@@ -63,6 +63,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] 
         va = read("a", a, 2)
         device = va.device
         saved.append(devices.enter(device))
+        arrays.check_stream_device(op.name, stream, device, devices)
         vb = read("b", b, 2)
         m, n, k = operands.problem(op.name, va.shape, vb.shape, beta, c is not None)
         vc = read("c", c, 2, (m, n)) if c is not None else None

@@ -248,6 +248,17 @@ def call_stream(op: str, given: Any, a: Any) -> int:
     return 0
 
 
+def check_stream_device(op: str, stream: int, device: Optional[int], devices: Any) -> None:
+    """A stream of another device than the operands' cannot run the call: say so (the launch would
+    fail with an invalid-argument error). The legacy and per-thread handles (0-2) are the device's."""
+    if stream > 2 and device is not None:
+        owner = devices.stream_device(stream)
+        if owner is not None and owner != device:
+            raise ValueError(f"{op}: stream={stream:#x} is a stream of cuda:{owner} but the operands are on "
+                             f"cuda:{device}; pass a stream of cuda:{device}, or none (CuPy's current stream "
+                             "there for CuPy arrays, else its legacy default stream)")
+
+
 def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stream: int,
                devices: Any) -> Tuple[Any, ArrayView]:
     """The output in the framework of ``like`` (a): CuPy (allocated on ``stream`` in CuPy's

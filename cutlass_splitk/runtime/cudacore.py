@@ -178,6 +178,18 @@ class Devices:
         return int(check(d.cuPointerGetAttribute(a.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, d.CUdeviceptr(ptr)),
                          "cuPointerGetAttribute"))
 
+    def stream_device(self, handle: int) -> Optional[int]:
+        """The device of a stream (its context's); None for the legacy and per-thread handles (0-2,
+        the current context's) or a handle the driver does not know."""
+        if handle <= 2:
+            return None
+        d = driver()
+        err, ctx = d.cuStreamGetCtx(d.CUstream(handle))
+        if int(err) != 0:
+            return None
+        with _pushed(ctx):
+            return int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
+
     def default_stream(self, index: int) -> int:
         """cuda.core's default stream of the device (the legacy default stream unless
         ``CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM`` is set)."""

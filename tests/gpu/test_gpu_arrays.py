@@ -349,6 +349,25 @@ def test_pointer_device_on_the_second_device(lib):
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_a_stream_of_the_other_device_is_refused_on_the_second_device(lib):
+    """stream= of cuda:0 for operands on cuda:1: a ValueError that says which stream to pass (the launch
+    would fail with an invalid argument); a stream of cuda:1 runs; each stream's device as the driver says."""
+    devices = lib.platform.devices
+    s0, s1 = torch.cuda.Stream(torch.device("cuda", 0)), torch.cuda.Stream(torch.device("cuda", 1))
+    assert (devices.stream_device(s0.cuda_stream), devices.stream_device(s1.cuda_stream)) == (0, 1)
+    op, (a, w, bias), ref = reference(lib, 19, None, None)
+    d1 = torch.device("cuda", 1)
+    ta, tw, tb = (x.to(d1) for x in (a, w, bias))
+    torch.cuda.synchronize(d1)
+    with pytest.raises(ValueError, match=rf"stream={s0.cuda_stream:#x} is a stream of cuda:0 but the operands are "
+                                         r"on cuda:1; pass a stream of cuda:1"):
+        op(cai_of(ta, None), cai_of(tw.t(), None), bias=cai_of(tb, None), stream=s0.cuda_stream)
+    y = op(cai_of(ta, None), cai_of(tw.t(), None), bias=cai_of(tb, None), stream=s1.cuda_stream)
+    s1.synchronize()
+    assert torch.equal(torch.from_dlpack(y).cpu(), ref.cpu())
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 @pytest.mark.parametrize("mode,split", MODES)
 def test_cai_arrays_on_the_second_device(lib, mode, split):
     """Objects with only a CUDA array interface (v3) on device 1, written on a torch stream of device 1
