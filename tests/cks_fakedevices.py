@@ -30,6 +30,8 @@ class FakeDevices:
         self.stream_devices: Dict[int, int] = {}  # stream handle -> its device (others: unknown)
         self.allocations: List[Tuple[int, int, int]] = []  # (device, stream, nbytes)
         self.entered: List[int] = []
+        self.alloc_streams: Dict[int, int] = {}  # pointer -> the stream it was allocated (and is freed) on
+        self.release_orders: List[Tuple[int, int]] = []  # (pointer, stream whose work its free waits for)
         self.copies = 0
 
     def register(self, ptr: int, nbytes: int, device: int = 0) -> None:
@@ -62,7 +64,12 @@ class FakeDevices:
         ptr = ctypes.addressof(buf)
         self.register(ptr, nbytes, index)
         self.allocations.append((index, stream, nbytes))
+        self.alloc_streams[ptr] = stream
         return Block(ptr, nbytes, buf)
+
+    def order_release(self, block: Block, stream: int, device: int) -> None:
+        if self.alloc_streams.get(block.ptr, stream) != stream:
+            self.release_orders.append((block.ptr, stream))
 
     def memset(self, ptr: int, nbytes: int, stream: int) -> None:
         ctypes.memset(ptr, 0, nbytes)

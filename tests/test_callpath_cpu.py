@@ -10,6 +10,7 @@ import ctypes
 import gc
 import sys
 import threading
+import types
 from pathlib import Path
 
 import numpy as np
@@ -339,6 +340,31 @@ def test_library_arrays_are_inputs_too(dev):
     assert z.shape == (M, N)
 
 
+@pytest.mark.parametrize("fast", [False, True])
+def test_library_arrays_used_on_other_streams_are_freed_after_that_use(dev, fast):
+    """A DeviceArray read, or written as out, on another stream than its own: its free waits for that
+    stream's work (the pool hands memory freed on a stream out again at once to that stream), and the
+    writer's stream is the one later readers wait for; the same on the fast path (third call on)."""
+    op = make_op("linear_f16", dev)
+    a, b, _ = operands(dev)
+    y = op(a, b, stream=4)
+    w2 = FakeArray(f16(N, N).T, dev)
+    out = op(a, b, stream=4)
+    for _ in range(3 if fast else 1):
+        dev.release_orders.clear()
+        op(y, w2, stream=6)  # read on 6
+        assert dev.release_orders == [(y.ptr, 6)]
+        op(y, w2, stream=4)  # read on its own stream: nothing to order
+        assert dev.release_orders == [(y.ptr, 6)]
+    dev.release_orders.clear()
+    assert op(a, b, out=out, stream=8) is out and out.stream == 8  # written on 8, after stream 4's work
+    assert dev.release_orders == [(out.ptr, 8)] and dev.waits[-1] == (8, 4)
+    dev.release_orders.clear()
+    waits = len(dev.waits)
+    op(out, w2, stream=8)  # read on the writer's stream: waits for nothing, freed after it
+    assert dev.release_orders == [(out.ptr, 8)] and len(dev.waits) == waits
+
+
 # --- DLPack export of DeviceArray ---------------------------------------------------------------------
 
 
@@ -398,6 +424,60 @@ def test_stream_handles():
     for bad in (-1, True, "x", 1.5):
         with pytest.raises(TypeError):
             cudacore.stream_handle(bad)
+
+
+def test_memory_on_a_default_stream_is_freed_with_its_own_device_current(monkeypatch):
+    """The legacy and per-thread handles name the current context's stream: a buffer of device 1 dropped
+    with device 0 current is freed with device 1 current (its stream-ordered free behind device 1's work),
+    and the caller's device is given back; a stream of its own needs no switch; a free refused on the
+    stream falls back to the buffer's own."""
+    current, log = [0], []
+
+    class Buffer:
+        handle = 0x1000
+
+        def __init__(self, device, refuse):
+            self.device, self.refuse = device, refuse
+
+        def close(self, stream=None):
+            if self.refuse and stream is not None:
+                raise RuntimeError("stream gone")
+            log.append((self.device, current[0], stream))
+
+    class Core:
+        LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM = "legacy", "per-thread"
+        refuse = False
+
+        class Stream:
+            from_handle = staticmethod(lambda handle: f"stream {handle:#x}")
+
+        @classmethod
+        def Device(cls, index):  # noqa: N802 (cuda.core's name)
+            resource = types.SimpleNamespace(allocate=lambda n, stream: Buffer(index, cls.refuse))
+            return types.SimpleNamespace(memory_resource=resource)
+
+    class Devices(cudacore.Devices):
+        def enter(self, index):
+            previous, current[0] = current[0], index
+            return None if previous == index else previous
+
+        def leave(self, previous):
+            if previous is not None:
+                current[0] = previous
+
+    monkeypatch.setattr(cudacore, "core", lambda: Core)
+    devices = Devices()
+    for handle in (0, 1, 2, 0x77):
+        block = devices.alloc(1, handle, 64)
+        del block
+        gc.collect()
+    assert log == [(1, 1, "legacy"), (1, 1, "legacy"), (1, 1, "per-thread"), (1, 0, "stream 0x77")]
+    Core.refuse = True
+    del log[:]
+    block = devices.alloc(1, 0x77, 64)
+    del block
+    gc.collect()
+    assert log == [(1, 0, None)] and current == [0]
 
 
 # --- the torch fast path over a real ctypes boundary ---------------------------------------------------------

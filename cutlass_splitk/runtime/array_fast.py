@@ -102,10 +102,12 @@ class Signature:
     """A call's signature (``key``) and what the fast call needs of it: the pointers (a, b,
     then ``ptrs`` by keyword) and the producer streams to wait for."""
 
-    __slots__ = ("key", "pa", "pb", "ptrs", "producers")
+    __slots__ = ("key", "pa", "pb", "ptrs", "producers", "own")
 
-    def __init__(self, key: tuple, pa: int, pb: int, ptrs: Dict[str, int], producers: List[Any]):
+    def __init__(self, key: tuple, pa: int, pb: int, ptrs: Dict[str, int], producers: List[Any],
+                 own: Optional[List[Any]] = None):
         self.key, self.pa, self.pb, self.ptrs, self.producers = key, pa, pb, ptrs, producers
+        self.own = own  # the operands, where one is a DeviceArray (for arrays.note_uses after the launch)
 
 
 def signature(a: Any, b: Any, kwargs: Dict[str, Any], devices: Any) -> Optional[Signature]:
@@ -120,6 +122,8 @@ def signature(a: Any, b: Any, kwargs: Dict[str, Any], devices: Any) -> Optional[
         key: List[Any] = [type(a), ma, da, type(b), mb, db]
         ptrs: Dict[str, int] = {}
         producers = [sa, sb]
+        own = ra is _device_array or rb is _device_array
+        operands = [a, b]
         for name, v in kwargs.items():
             if name == "stream":
                 continue  # resolved per call
@@ -128,12 +132,15 @@ def signature(a: Any, b: Any, kwargs: Dict[str, Any], devices: Any) -> Optional[
                 if r is None:
                     return None
                 p, m, d, s = r(v, devices)
+                own = own or r is _device_array
+                if name != "out":
+                    operands.append(v)
                 key += (name, type(v), m, d)
                 ptrs[name] = p
                 producers.append(s)
             else:
                 key += (name, *plain_key(v))
-        return Signature(tuple(key), pa, pb, ptrs, producers)
+        return Signature(tuple(key), pa, pb, ptrs, producers, operands if own else None)
     except Exception:  # a malformed interface: the full path says what is wrong
         return None
 
@@ -174,6 +181,7 @@ def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int], Tuple[A
 def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signature], Any]:
     """The call of a remembered signature, or None for the full path."""
     run = runner(op, p, op.library.array_workspace)
+    note_uses = arrays.note_uses
     new_out, devices, name, stream_of = p.new_out, op.platform.devices, op.name, arrays.call_stream
     current_cupy_stream, device = cupy_streams.current_stream, p.device_index
     checked = [None]  # the last stream found to be of the call's device (replaced whole: threads race)
@@ -194,13 +202,17 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
                     devices.wait(stream, int(producer), device)
         ptrs, pa, pb = sig.ptrs, sig.pa, sig.pb
         pc, pbias, pe = ptrs.get("c", 0), ptrs.get("bias", 0), ptrs.get("e", 0)
-        out = kw.get("out")
+        given = out = kw.get("out")
         if out is None:
             out, pd = new_out(a, stream)
         else:
             pd = ptrs["out"]
             if overlap(p, pa, pb, pc, pbias, pe, pd):
                 return None
-        return out if run(pa, pb, pc, pbias, pe, pd, stream) else None
+        if not run(pa, pb, pc, pbias, pe, pd, stream):
+            return None
+        if sig.own is not None:
+            note_uses(stream, sig.own, given)
+        return out
 
     return call

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ..spec import DType
 from . import cudacore, cupy_streams
@@ -257,6 +257,17 @@ def check_stream_device(op: str, stream: int, device: Optional[int], devices: An
             raise ValueError(f"{op}: stream={stream:#x} is a stream of cuda:{owner} but the operands are on "
                              f"cuda:{device}; pass a stream of cuda:{device}, or none (CuPy's current stream "
                              "there for CuPy arrays, else its legacy default stream)")
+
+
+def note_uses(stream: int, inputs: Iterable[Any], out: Any) -> None:
+    """After a launch on ``stream``: our DeviceArrays among its inputs and its ``out`` are freed only
+    after it (the pool hands memory freed on a stream out again to that stream's next allocation,
+    even while another stream's kernels still read or write it), and ``out`` was last written there."""
+    for x in inputs:
+        if isinstance(x, DeviceArray):
+            x.used_on(stream)
+    if isinstance(out, DeviceArray):
+        out.used_on(stream, wrote=True)
 
 
 def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stream: int,

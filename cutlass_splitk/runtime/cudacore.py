@@ -16,6 +16,7 @@ import functools
 from typing import Any, Iterator, NamedTuple, Optional
 
 from . import pointer_query
+from .core_memory import Release
 from .errors import KernelError
 from .workspace import Block
 
@@ -126,22 +127,6 @@ class _Foreign:
         return (0, self.handle)
 
 
-class _Release:
-    """Owns one cuda.core Buffer; gives it back on its stream when dropped."""
-
-    def __init__(self, buffer: Any, stream: Any):
-        self.buffer, self.stream = buffer, stream
-
-    def __del__(self) -> None:
-        try:
-            self.buffer.close(self.stream)
-        except Exception:  # the stream is gone: release on the buffer's own (default) stream
-            try:
-                self.buffer.close()
-            except Exception:  # interpreter shutdown, or the context is gone
-                pass
-
-
 class Devices:
     """The CUDA devices through cuda.core / cuda.bindings (the array path's platform half)."""
 
@@ -213,7 +198,49 @@ class Devices:
             return Block(0, 0, None)
         s = self._stream(index, stream)
         buffer = core().Device(index).memory_resource.allocate(nbytes, stream=s)
-        return Block(int(buffer.handle), nbytes, _Release(buffer, s))
+        return Block(int(buffer.handle), nbytes, Release(buffer, s, stream, index, self))
+
+    def order_release(self, block: Block, stream: int, device: int) -> None:
+        """``block`` (from :meth:`alloc`, on ``device``) is freed only after the work queued on ``stream``
+        so far: an event recorded there now, which the release's stream waits for when the block is
+        dropped. Nothing where ``stream`` is the one it is released on."""
+        owner = block.owner
+        if isinstance(owner, Release) and owner.handle != stream:
+            owner.after(stream, self._record(stream, device))
+
+    def _record(self, stream: int, device: Optional[int] = None) -> Any:
+        """(an event recorded on ``stream`` now, made in the stream's own context, that context or None
+        for the current one); the legacy and per-thread handles name ``device``'s streams (made
+        current meanwhile) where it is given, else the current context's."""
+        d = driver()
+        saved = self.enter(device) if stream <= 2 and device is not None else None
+        try:
+            ctx = None
+            if stream > 2:
+                own = check(d.cuStreamGetCtx(d.CUstream(stream)), "cuStreamGetCtx")
+                ctx = own if int(own) != int(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")) else None
+            with _pushed(ctx):
+                event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
+                try:
+                    check(d.cuEventRecord(event, d.CUstream(stream)), "cuEventRecord")
+                except BaseException:
+                    d.cuEventDestroy(event)
+                    raise
+            return event, ctx
+        finally:
+            self.leave(saved)
+
+    def wait_event(self, stream: int, recorded: Any) -> None:
+        """``stream`` (of the current context) waits for an event of :meth:`_record`, which is destroyed."""
+        try:
+            check(driver().cuStreamWaitEvent(driver().CUstream(stream), recorded[0], 0), "cuStreamWaitEvent")
+        finally:
+            self.drop_event(recorded)
+
+    def drop_event(self, recorded: Any) -> None:
+        event, ctx = recorded
+        with _pushed(ctx):
+            driver().cuEventDestroy(event)
 
     def memset(self, ptr: int, nbytes: int, stream: int) -> None:
         d = driver()
@@ -239,32 +266,10 @@ class Devices:
         if consumer == producer:
             return
         saved = self.enter(device) if device is not None and (consumer <= 2 or producer <= 2) else None
-        try:
-            self._wait(consumer, producer)
+        try:  # the event in the producer's context; the consumer waits from the current one
+            self.wait_event(consumer, self._record(producer))
         finally:
             self.leave(saved)
-
-    def _wait(self, consumer: int, producer: int) -> None:
-        """The event is made, recorded and destroyed in the producer's context (pushed where that is
-        not the current one); the consumer waits for it from the current context, whose legacy and
-        per-thread streams the handles 0-2 name."""
-        d = driver()
-        ctx = None
-        if producer > 2:
-            own = check(d.cuStreamGetCtx(d.CUstream(producer)), "cuStreamGetCtx")
-            ctx = own if int(own) != int(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")) else None
-        with _pushed(ctx):
-            event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
-            try:
-                check(d.cuEventRecord(event, d.CUstream(producer)), "cuEventRecord")
-            except BaseException:
-                d.cuEventDestroy(event)
-                raise
-        try:
-            check(d.cuStreamWaitEvent(d.CUstream(consumer), event, 0), "cuStreamWaitEvent")
-        finally:
-            with _pushed(ctx):
-                d.cuEventDestroy(event)
 
 
 @contextlib.contextmanager
@@ -279,18 +284,3 @@ def _pushed(ctx: Any) -> Iterator[None]:
         yield
     finally:
         d.cuCtxPopCurrent()
-
-
-class CoreMemory:
-    """The Workspace allocator of the array path: cuda.core memory (``device``: an index)."""
-
-    def __init__(self, devices: Any):
-        self.devices = devices
-
-    def zeros(self, device: int, stream: int, words: int) -> Block:
-        block = self.devices.alloc(device, stream, words * 4)
-        self.devices.memset(block.ptr, words * 4, stream)
-        return block
-
-    def empty(self, device: int, stream: int, words: int) -> Block:
-        return self.devices.alloc(device, stream, words * 4)

@@ -133,6 +133,13 @@ class DeviceArray:
     itemsize = 2
     nbytes = property(lambda self: self.size * 2)
 
+    def used_on(self, stream: int, wrote: bool = False) -> None:
+        """One of our ops queued work with this array on ``stream`` (writing it where ``wrote``): its
+        memory is freed only after that work, and a writer's stream is the one later readers wait for."""
+        if wrote:
+            self.stream = stream
+        self.devices.order_release(self.block, stream, self.device)
+
     def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device}, ptr={self.ptr:#x})"
 

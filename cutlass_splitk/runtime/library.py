@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..artifact import locate, read_manifest
-from . import abi, cudacore, dispatch, native, tuning
+from . import abi, core_memory, dispatch, native, tuning
 from .op import Op
 from .platform import CudaPlatform, torch_or_none
 from .workspace import Workspace
@@ -71,7 +71,7 @@ class Library:
         self._ops = ops
         self.platform = platform or CudaPlatform()
         self.workspace = Workspace()  # the torch path's, from torch's caching allocator
-        self.array_workspace = Workspace(cudacore.CoreMemory(self.platform.devices))  # any other array's
+        self.array_workspace = Workspace(core_memory.CoreMemory(self.platform.devices))  # any other array's
         self.tuner = tuning.Tuner(tune_cache or tuning.TuneCache(), str(manifest.get("build_hash", "")),
                                   self.platform.device_key, autotune)
 

@@ -7,7 +7,7 @@
 
 Where the memory comes from is the workspace's allocator: torch's caching allocator for the
 torch path (:class:`TorchMemory`), cuda.core's memory resources for any other CUDA array
-(``cudacore.CoreMemory``). Buffers are allocated on the stream that uses them and released on
+(``core_memory.CoreMemory``). Buffers are allocated on the stream that uses them and released on
 it, so stream-ordered reuse keeps a replaced buffer alive until the work queued before it is
 done. Each buffer is a :class:`Block` (pointer, size, and the object owning the memory).
 

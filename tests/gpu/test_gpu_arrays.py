@@ -5,6 +5,7 @@ StridedMemoryView agree with torch and with our own __cuda_array_interface__ par
 fast path gives the full path's bits, also from several threads on their own streams."""
 
 import contextlib
+import gc
 import os
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch here
@@ -392,6 +393,77 @@ def test_cai_arrays_on_the_second_device(lib, mode, split):
             assert isinstance(y, dlpack.DeviceArray) and y.device == 1
             torch.cuda.synchronize(d1)
             assert torch.equal(torch.from_dlpack(y).cpu(), ref.cpu())
+
+
+def test_device_array_used_on_another_stream_then_dropped_is_not_reused_under_that_use(lib):
+    """A DeviceArray made on stream s1, then read (and, in the second half, written as ``out``) by a call on
+    a busy stream s2 and dropped at once: the next output allocated on s1, which the pool may give the same
+    memory, is written only after s2's use (the free waits for it). Torch's bits everywhere."""
+    op, (a, w, bias), ref = reference(lib, 21, None, None)
+    _, w2, bias2 = inputs(N, 256, N, seed=22)  # the second call's (256, N) weight: K = N
+    ref2 = op(ref, w2.t(), bias=bias2)
+    zero = bias * 0.0
+    ref_next = op(a, w.t(), bias=zero)
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    busy = torch.ones(4096, 4096, device="cuda", dtype=torch.float16)
+    torch.cuda.synchronize()
+    args = (cai_of(a, None), cai_of(w.t(), None))
+    for write in (False, True):
+        for _ in range(6):
+            y = op(*args, bias=cai_of(bias, None), stream=s1.cuda_stream)
+            with torch.cuda.stream(s2):
+                for _ in range(16):  # ~3 ms of s2's work ahead of the use
+                    busy = busy @ busy * 0.0 + 1.0
+            if write:  # y is written on s2 (after s1's work), then read there
+                op(*args, bias=cai_of(bias, None), out=y, stream=s2.cuda_stream)
+                assert y.stream == s2.cuda_stream
+            z = op(y, cai_of(w2.t(), None), bias=cai_of(bias2, None), stream=s2.cuda_stream)
+            del y  # its memory goes back now, on s1
+            y_next = op(*args, bias=cai_of(zero, None), stream=s1.cuda_stream)  # same size, on s1
+            torch.cuda.synchronize()
+            assert torch.equal(torch.from_dlpack(z), ref2), "the dropped array's memory was reused under its read"
+            assert torch.equal(torch.from_dlpack(y_next), ref_next), "the dropped array's write overwrote new memory"
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_device_array_on_the_second_device_is_freed_behind_its_writes(lib, record_property):
+    """A DeviceArray output on device 1's legacy default stream, its kernels queued behind device 1's work,
+    dropped with device 0 current: its memory goes back to device 1's pool ordered on device 1's legacy
+    stream. Memory allocated next on another stream of device 1 and filled there is not overwritten by the
+    dropped output's kernels (freed on device 0's legacy stream, the pool could hand it out at once)."""
+    op, (a, w, bias), ref = reference(lib, 19, None, None)
+    d1 = torch.device("cuda", 1)
+    other = torch.cuda.Stream(d1)  # non-blocking: does not wait for the legacy stream
+    busy = torch.ones(4096, 4096, device=d1, dtype=torch.float16)
+    ta, tw, tb = (x.to(d1) for x in (a, w, bias))
+    torch.cuda.synchronize(d1)
+    devices, nbytes, reused = lib.platform.devices, ref.numel() * 2, 0
+    torch.cuda.set_device(0)
+    for _ in range(6):
+        with torch.cuda.device(d1):
+            for _ in range(16):  # ~3 ms queued on device 1's legacy stream ahead of the call's kernels
+                busy = busy @ busy * 0.0 + 1.0
+        y = op(cai_of(ta, None), cai_of(tw.t(), None), bias=cai_of(tb, None))
+        assert isinstance(y, dlpack.DeviceArray) and y.device == 1 and torch.cuda.current_device() == 0
+        dropped = y.ptr
+        del y  # freed here (no cycle holds it); gc.collect() could outlast the queue
+        block = devices.alloc(1, other.cuda_stream, nbytes)
+        reused += block.ptr == dropped
+        saved = devices.enter(1)
+        try:
+            d = cudacore.driver()
+            cudacore.check(d.cuMemsetD8Async(d.CUdeviceptr(block.ptr), 0x3C, nbytes, d.CUstream(other.cuda_stream)),
+                           "cuMemsetD8Async")
+        finally:
+            devices.leave(saved)
+        torch.cuda.synchronize(d1)
+        got = torch.as_tensor(CAI({"shape": (nbytes,), "typestr": "|u1", "data": (block.ptr, False), "version": 3,
+                                   "strides": None, "stream": None}), device=d1)
+        assert torch.count_nonzero(got != 0x3C).item() == 0, "the dropped output's kernels wrote into new memory"
+        del block
+        gc.collect()
+    record_property("reused_addresses", reused)
+    assert torch.cuda.current_device() == 0
 
 
 # --- Numba ---------------------------------------------------------------------------------------------------
