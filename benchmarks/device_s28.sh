@@ -14,6 +14,10 @@
 #            then ncu's coalescer counters of two candidates on 512^2 x 32768 under each
 #   r45p     round 45's build with the TMA L2 promotion forced to 128 bytes and to none (build/r45p128, r45p0) beside
 #            build/r45 (the rule: 256 bytes on these tiles): the coalescer's counters, then the six shapes swept
+#   (rounds 45-46's switches: benchmarks/r45_r46_explore.patch, applied to build build/r45* and build/r46)
+#   r46      round 46 (build/r46: explore_sm90_r45.yaml with -DCKS_SM90_EXPLORE_INSTEP): the producers of the CTAs
+#            loading the same tile of their own operand meet every CKS_SM90_INSTEP k-tiles; float64 check, then ncu's
+#            coalescer counters on 512^2 x 32768, then the six shapes swept
 #   multi    the GPU tests that need two GPUs (integration, arrays), on a two-GPU machine
 #   arrays   tests/gpu/test_gpu_arrays.py and test_gpu_integration.py whole
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
@@ -120,6 +124,27 @@ for phase in "$@"; do
             sweep r45p_$b $b explore90r45_chain_f16 256,256,65536 512,512,32768 1024,1024,16384 384,384,24576 640,640,20480 \
               128,1536,32768 | grep -v "^---" | cut -c1-150
           done ;;
+    r46) for n in 1 4; do
+           CKS_SM90_INSTEP=$n timeout 300 python3 benchmarks/variant_ab.py build/r46 explore90r45_chain_f16 --shape 512,512,32768 \
+             --shape 256,256,65536 --shape 1024,1024,16384 --shape 300,640,20000 --label r46check$n --flush dirty \
+             > "$out/r46check$n.txt" 2>&1
+           echo "r46check$n rc=$? wrong=$(grep -c WRONG "$out/r46check$n.txt")"
+         done
+         M=lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved_type_hardware.sum,gpu__time_duration.sum
+         for n in 0 1 2 4 8; do
+           for v in "t128x128x64_c1x2_coop_sauto_a8 8" "t64x128x64_c2x1_pp_sauto_a8 4"; do
+             set -- $v
+             CKS_SM90_INSTEP=$n CUTLASS_SPLITK_GRAPHS=0 timeout 120 ncu --clock-control none --metrics "$M" --launch-skip 2 \
+               --launch-count 1 --kernel-name regex:device_kernel python3 benchmarks/profile_shape.py build/r46 512 512 32768 \
+               explore90r45_chain_f16 explore90r45_chain_f16_parallel_sm90_$1 $2 > "$out/r46ncu.txt" 2>&1
+             echo "== instep $n $v: $(grep -E "^\s+[a-z].*sum" "$out/r46ncu.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+           done
+         done
+         for n in ${INSTEPS:-0 2 8}; do
+           CKS_SM90_INSTEP=$n timeout 400 bash -c "source benchmarks/device_lib.sh >/dev/null; out=$out; sweep r46_$n r46 \
+             explore90r45_chain_f16 256,256,65536 512,512,32768 1024,1024,16384 384,384,24576 640,640,20480 128,1536,32768" \
+             | grep -v "^---" | cut -c1-150
+         done ;;
     multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \
              -k "second_device or two_devices or clusters_of_four or device_properties" ;;
     arrays) gpu_tests arrays tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py ;;
