@@ -18,6 +18,7 @@
 #   r46      round 46 (build/r46: explore_sm90_r45.yaml with -DCKS_SM90_EXPLORE_INSTEP): the producers of the CTAs
 #            loading the same tile of their own operand meet every CKS_SM90_INSTEP k-tiles; float64 check, then ncu's
 #            coalescer counters on 512^2 x 32768, then the six shapes swept
+#   lrc      benchmarks/lrc_probe.cu: when the L2 request coalescer merges the TMA loads of CTAs asking for one tile
 #   multi    the GPU tests that need two GPUs (integration, arrays), on a two-GPU machine
 #   arrays   tests/gpu/test_gpu_arrays.py and test_gpu_integration.py whole
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
@@ -145,6 +146,15 @@ for phase in "$@"; do
              explore90r45_chain_f16 256,256,65536 512,512,32768 1024,1024,16384 384,384,24576 640,640,20480 128,1536,32768" \
              | grep -v "^---" | cut -c1-150
          done ;;
+    lrc) nvcc -O2 -arch=sm_90a -o "$out/lrc_probe" benchmarks/lrc_probe.cu || exit 1
+         M=lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved_type_hardware.sum
+         M=$M,l1tex__m_xbar2l1tex_read_bytes.sum,gpu__time_duration.sum
+         for run in "3 0" "0 0" "1 0" "2 0" "0 500" "0 2000" "2 2000"; do
+           ncu --clock-control none --metrics "$M" --launch-skip 2 --launch-count 1 "$out/lrc_probe" $run > "$out/lrc.txt" 2>&1
+           echo "== mode/stagger $run: $(grep -E "^\s+[a-z].*sum" "$out/lrc.txt" | awk '{print $1"="$NF}' | tr '\n' ' ') $(grep -c error "$out/lrc.txt")"
+         done ;;
+    place) nvcc -O2 -arch=sm_90a -o "$out/lrc_probe" benchmarks/lrc_probe.cu || exit 1
+           for run in "132 1" "128 2" "120 4" "112 16" "112 16" "128 8"; do "$out/lrc_probe" 9 $run; done 2>&1 | tee "$out/place.txt" ;;
     multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \
              -k "second_device or two_devices or clusters_of_four or device_properties" ;;
     arrays) gpu_tests arrays tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py ;;
