@@ -14,11 +14,14 @@
 #            then ncu's coalescer counters of two candidates on 512^2 x 32768 under each
 #   r45p     round 45's build with the TMA L2 promotion forced to 128 bytes and to none (build/r45p128, r45p0) beside
 #            build/r45 (the rule: 256 bytes on these tiles): the coalescer's counters, then the six shapes swept
-#   (rounds 45-46's switches: benchmarks/r45_r46_explore.patch, applied to build build/r45* and build/r46)
+#   (rounds 45-46's switches: benchmarks/r45_r46_explore.patch, applied to build build/r45* and build/r46; round 47's:
+#   benchmarks/r47_gpc_order.patch, for build/r47)
 #   r46      round 46 (build/r46: explore_sm90_r45.yaml with -DCKS_SM90_EXPLORE_INSTEP): the producers of the CTAs
 #            loading the same tile of their own operand meet every CKS_SM90_INSTEP k-tiles; float64 check, then ncu's
 #            coalescer counters on 512^2 x 32768, then the six shapes swept
 #   lrc      benchmarks/lrc_probe.cu: when the L2 request coalescer merges the TMA loads of CTAs asking for one tile
+#   r47      round 47 (build/r47: -DCKS_SM90_EXPLORE_GPC): the partial GEMM's (tile, slice) remapped so that the CTAs
+#            sharing their own operand's tile are one l-slice of clusters apart (one GPC): a timing experiment only
 #   multi    the GPU tests that need two GPUs (integration, arrays), on a two-GPU machine
 #   arrays   tests/gpu/test_gpu_arrays.py and test_gpu_integration.py whole
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
@@ -155,6 +158,17 @@ for phase in "$@"; do
          done ;;
     place) nvcc -O2 -arch=sm_90a -o "$out/lrc_probe" benchmarks/lrc_probe.cu || exit 1
            for run in "132 1" "128 2" "120 4" "112 16" "112 16" "128 8"; do "$out/lrc_probe" 9 $run; done 2>&1 | tee "$out/place.txt" ;;
+    r47) M=lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved_type_hardware.sum,gpu__time_duration.sum
+         for g in "" 1; do
+           for v in "512 512 32768 t128x128x64_c1x2_coop_sauto_a8 8" "512 512 32768 t64x128x64_c2x1_pp_sauto_a8 4" \
+                    "256 256 65536 t64x128x64_c2x1_pp_sauto_a8 8" "1024 1024 16384 t128x128x64_c2x1_coop_sauto_a8 8"; do
+             set -- $v
+             env ${g:+CKS_SM90_GPC=1} CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --metrics "$M" --launch-skip 2 \
+               --launch-count 1 --kernel-name regex:device_kernel python3 benchmarks/profile_shape.py build/r47 $1 $2 $3 \
+               explore90r45_chain_f16 explore90r45_chain_f16_parallel_sm90_$4 $5 > "$out/r47ncu.txt" 2>&1
+             echo "== gpc=${g:-0} $v: $(grep -E "^\s+[a-z].*sum" "$out/r47ncu.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+           done
+         done ;;
     multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \
              -k "second_device or two_devices or clusters_of_four or device_properties" ;;
     arrays) gpu_tests arrays tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py ;;
