@@ -16,9 +16,10 @@ class Release:
     * The legacy and per-thread default handles (0-2) name the current context's stream, so the
       buffer's own device is made current for the free: a free ordered on another device's stream
       lets the pool hand the memory out again while this device's queued work still writes it.
-    * Work that our ops queued on other streams with the memory (:meth:`after`: an event recorded
-      behind it) is waited for by the release's stream before the free, for the same reason: the
-      pool may hand memory freed on a stream out again at once to that stream's next allocation.
+    * Work that our ops queued on other streams with the memory (``events``: one event per such
+      stream, recorded behind its latest use there; :meth:`after` adds one) is waited for by the
+      release's stream before the free, for the same reason: the pool may hand memory freed on a
+      stream out again at once to that stream's next allocation.
     """
 
     def __init__(self, buffer: Any, stream: Any, handle: int, device: int, devices: Any):

@@ -206,20 +206,24 @@ class Devices:
         dropped. Nothing where ``stream`` is the one it is released on."""
         owner = block.owner
         if isinstance(owner, Release) and owner.handle != stream:
-            owner.after(stream, self._record(stream, device))
+            previous = owner.events.get(stream)  # recorded again where this stream has one already
+            recorded = self._record(stream, device, previous)
+            if previous is None:
+                owner.after(stream, recorded)
 
-    def _record(self, stream: int, device: Optional[int] = None) -> Any:
+    def _record(self, stream: int, device: Optional[int] = None, recorded: Any = None) -> Any:
         """(an event recorded on ``stream`` now, made in the stream's own context, that context or None
-        for the current one); the legacy and per-thread handles name ``device``'s streams (made
-        current meanwhile) where it is given, else the current context's."""
+        for a legacy or per-thread handle), or ``recorded`` (such a pair of the same stream) recorded
+        again; the legacy and per-thread handles name ``device``'s streams (made current meanwhile)
+        where it is given, else the current context's."""
         d = driver()
         saved = self.enter(device) if stream <= 2 and device is not None else None
         try:
-            ctx = None
-            if stream > 2:
-                own = check(d.cuStreamGetCtx(d.CUstream(stream)), "cuStreamGetCtx")
-                ctx = own if int(own) != int(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")) else None
-            with _pushed(ctx):
+            ctx = check(d.cuStreamGetCtx(d.CUstream(stream)), "cuStreamGetCtx") if stream > 2 else None
+            with _pushed(_unless_current(ctx)):
+                if recorded is not None:
+                    check(d.cuEventRecord(recorded[0], d.CUstream(stream)), "cuEventRecord")
+                    return recorded
                 event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
                 try:
                     check(d.cuEventRecord(event, d.CUstream(stream)), "cuEventRecord")
@@ -239,7 +243,7 @@ class Devices:
 
     def drop_event(self, recorded: Any) -> None:
         event, ctx = recorded
-        with _pushed(ctx):
+        with _pushed(_unless_current(ctx)):
             driver().cuEventDestroy(event)
 
     def memset(self, ptr: int, nbytes: int, stream: int) -> None:
@@ -270,6 +274,13 @@ class Devices:
             self.wait_event(consumer, self._record(producer))
         finally:
             self.leave(saved)
+
+
+def _unless_current(ctx: Any) -> Any:
+    """``ctx``, or None where it is the current context already (or None)."""
+    if ctx is None or int(ctx) == int(check(driver().cuCtxGetCurrent(), "cuCtxGetCurrent")):
+        return None
+    return ctx
 
 
 @contextlib.contextmanager

@@ -418,6 +418,9 @@ def test_device_array_used_on_another_stream_then_dropped_is_not_reused_under_th
                 op(*args, bias=cai_of(bias, None), out=y, stream=s2.cuda_stream)
                 assert y.stream == s2.cuda_stream
             z = op(y, cai_of(w2.t(), None), bias=cai_of(bias2, None), stream=s2.cuda_stream)
+            with torch.cuda.stream(s2):
+                busy = busy @ busy * 0.0 + 1.0
+            z = op(y, cai_of(w2.t(), None), bias=cai_of(bias2, None), stream=s2.cuda_stream)  # s2's event again
             del y  # its memory goes back now, on s1
             y_next = op(*args, bias=cai_of(zero, None), stream=s1.cuda_stream)  # same size, on s1
             torch.cuda.synchronize()
