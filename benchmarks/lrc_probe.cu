@@ -79,23 +79,31 @@ __global__ void placement(int* sm_of_block) {
   if (threadIdx.x == 0) sm_of_block[blockIdx.x] = int(sm) + 0 * smem[0];
 }
 
-int place(int ctas, int cluster) {
-  int* d = nullptr;
-  cudaMalloc(&d, ctas * sizeof(int));
-  int smem = 0;
-  cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
-  cudaFuncSetAttribute(placement, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  cudaFuncSetAttribute(placement, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+// A launch of `ctas` CTAs of 32 threads in clusters of `cluster` with `smem` bytes of dynamic shared memory (the
+// kernel's limits raised for it); `attribute` holds the cluster shape.
+template <class Kernel>
+cudaLaunchConfig_t launch_config(Kernel kernel, int ctas, int cluster, int smem, cudaLaunchAttribute& attribute) {
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(ctas);
   config.blockDim = dim3(32);
   config.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attribute;
   attribute.id = cudaLaunchAttributeClusterDimension;
   attribute.val.clusterDim.x = cluster;
   attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
   config.attrs = &attribute;
   config.numAttrs = 1;
+  return config;
+}
+
+int place(int ctas, int cluster) {
+  int* d = nullptr;
+  cudaMalloc(&d, ctas * sizeof(int));
+  int smem = 0;
+  cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+  cudaLaunchAttribute attribute;
+  cudaLaunchConfig_t config = launch_config(placement, ctas, cluster, smem, attribute);
   cudaLaunchKernelEx(&config, placement, d);
   cudaError_t e = cudaDeviceSynchronize();
   int host[1024];
@@ -140,19 +148,8 @@ int main(int argc, char** argv) {
     std::printf("cuTensorMapEncodeTiled failed: %d\n", int(r));
     return 1;
   }
-  int const smem = kStages * kBoxBytes;
-  cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  cudaFuncSetAttribute(probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(kCtas);
-  config.blockDim = dim3(32);
-  config.dynamicSmemBytes = smem;
   cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = mode == 2 ? group : 1;
-  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  cudaLaunchConfig_t config = launch_config(probe, kCtas, mode == 2 ? group : 1, kStages * kBoxBytes, attribute);
   for (int i = 0; i < 3; ++i) cudaLaunchKernelEx(&config, probe, map, tiles, group, mode, stagger);
   cudaError_t e = cudaDeviceSynchronize();
   std::printf("mode %d stagger %d ns: %s\n", mode, stagger, cudaGetErrorString(e));
