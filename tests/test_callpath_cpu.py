@@ -271,6 +271,28 @@ def test_workspace_per_stream(dev):
     assert [x[1] for x in dev.allocations if x[2] >= 1 << 18] == [1, 2]  # partials once per stream
 
 
+def test_release_workspace_frees_one_streams_buffers_or_all(dev):
+    """Library.release_workspace(stream): that stream's buffers on every device go (a raw handle or a
+    __cuda_stream__ object), the others stay; the next split call there allocates again, also on the fast
+    path (third call on: it fetches the set again); no stream: everything goes."""
+    op = make_op("linear_f16", dev)
+    lib, (a, b, _) = op.library, operands(dev)
+    for s in (1, 2, 1, 1):
+        op(a, b, split_k=4, mode="parallel", stream=s)
+    work = lib.array_workspace
+    kept = work.get(0, 2).partials.ptr
+    assert lib.release_workspace(1) == 1
+    assert work.get(0, 1) is None and work.get(0, 2).partials.ptr == kept
+    op(a, b, split_k=4, mode="parallel", stream=1)  # the fast path declines, the full path allocates again
+    assert [x[1] for x in dev.allocations if x[2] >= 1 << 18] == [1, 2, 1]
+    assert op.bound.calls[-1][0].partials == work.get(0, 1).partials.ptr
+    op(a, b, split_k=4, mode="parallel", stream=1)
+    assert op.bound.calls[-1][0].partials == work.get(0, 1).partials.ptr
+    assert lib.release_workspace(Stream(2)) == 1 and work.get(0, 2) is None
+    assert lib.release_workspace(7) == 0
+    assert lib.release_workspace() == 1 and work.get(0, 1) is None
+
+
 def test_k0_runs_the_kernel_on_zero_padded_operands(dev):
     """K = 0 on the array path: the kernels compute the epilogue of a zero product (K padded to
     the alignment with zeros), no torch involved."""

@@ -153,6 +153,10 @@ def test_entries_follow_the_caches_and_the_workspace(libs):
     assert fakelib.last_args(op).partials == bufs.partials.ptr
     del first
     assert op.native.stats()[0] == 1
+    assert op.library.release_workspace(0) == 1  # one stream's set: re-read the same way
+    for _ in range(3):
+        op(a, wt, split_k=4, mode="parallel")
+    assert fakelib.last_args(op).partials == op.library.workspace.get(torch.device("cpu"), 0).partials.ptr
 
 
 def test_a_failed_launch_raises_what_the_python_path_raises(libs):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..artifact import locate, read_manifest
-from . import abi, core_memory, dispatch, native, tuning
+from . import abi, core_memory, cudacore, dispatch, native, tuning
 from .op import Op
 from .platform import CudaPlatform, torch_or_none
 from .workspace import Workspace
@@ -110,6 +110,21 @@ class Library:
 
     def variants(self, op: str) -> List[str]:
         return [v.name for v in self.op(op).spec.variants]
+
+    def release_workspace(self, stream: Any = None) -> int:
+        """Frees the split-K workspace (semaphores, partials) kept for ``stream`` (a torch or
+        cuda.core stream, anything with ``__cuda_stream__``, or a raw handle) on every device, or
+        all of it where ``stream`` is None; returns how many (device, stream) sets went. Each set
+        is kept from its stream's first split call on, so code that makes a stream per request
+        calls this when it drops one. The memory is freed on its stream, behind the work queued
+        there; the next split call on that stream allocates again. Not while another thread is
+        launching on that stream."""
+        handle = None
+        if stream is not None:
+            raw = getattr(stream, "cuda_stream", None)  # torch.cuda.Stream without __cuda_stream__
+            handle = int(raw) if isinstance(raw, int) and not hasattr(stream, "__cuda_stream__") else \
+                cudacore.stream_handle(stream)
+        return self.workspace.release(handle) + self.array_workspace.release(handle)
 
     def device_info(self, index: int) -> dispatch.DeviceInfo:
         return self.platform.device_info(index)

@@ -100,10 +100,20 @@ class Workspace:
         return block
 
     def clear(self) -> None:
+        self.release(None)
+
+    def release(self, stream: Optional[int]) -> int:
+        """Drops the buffers of ``stream`` (a raw handle) on every device, or all buffers where it
+        is None; returns how many (device, stream) sets went. Each buffer is freed on its own
+        stream, behind the work queued there; fast paths holding one fetch the set again."""
         with self._lock:
+            gone = [key for key in self._buffers if stream is None or key[1] == stream]
+            for key in gone:
+                buf = self._buffers.pop(key)
+                buf.semaphores = buf.partials = None  # a fast path still holding the set lets the memory go too
             self.generation += 1
-            self._buffers.clear()
         self._changed()
+        return len(gone)
 
     def _changed(self) -> None:
         for hook in self.on_change:
