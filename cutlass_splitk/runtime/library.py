@@ -119,11 +119,7 @@ class Library:
         calls this when it drops one. The memory is freed on its stream, behind the work queued
         there; the next split call on that stream allocates again. Not while another thread is
         launching on that stream."""
-        handle = None
-        if stream is not None:
-            raw = getattr(stream, "cuda_stream", None)  # torch.cuda.Stream without __cuda_stream__
-            handle = int(raw) if isinstance(raw, int) and not hasattr(stream, "__cuda_stream__") else \
-                cudacore.stream_handle(stream)
+        handle = None if stream is None else cudacore.stream_handle(stream)
         return self.workspace.release(handle) + self.array_workspace.release(handle)
 
     def device_info(self, index: int) -> dispatch.DeviceInfo:
