@@ -303,6 +303,16 @@ def test_sm90_units_compile_and_link(tmp_path):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     (variant,) = manifest["ops"]["h_f16"]["variants"]
     assert variant["backend"] == "sm90" and variant["mode"] == "parallel"
+    # the partial GEMM's placement setter (sm90_gpc_scheduler.cuh), exported and checking its arguments
+    from cutlass_splitk.runtime import abi
+
+    bound = abi.bind(tmp_path / "out" / "libh_f16.so", [variant["name"]])
+    setter = bound.set_placement
+    assert setter is not None
+    assert [setter(0, 2, 3, bytes([0, 1, 0])), setter(63, 1, 0, None), setter(0, 1, 255, bytes(255))] == [0, 0, 0]
+    refused = [setter(-1, 2, 1, b"\0"), setter(64, 2, 1, b"\0"), setter(0, 4, 1, b"\0"), setter(0, 0, 1, b"\0"),
+               setter(0, 2, 256, bytes(256)), setter(0, 2, -1, None), setter(0, 2, 1, None)]
+    assert refused == [abi.STATUS_INVALID_PROBLEM] * 7
 
 
 @pytest.mark.nvcc

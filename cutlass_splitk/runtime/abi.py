@@ -114,6 +114,8 @@ class BoundLibrary:
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
     rank: Optional[Callable[..., int]] = None  # cks_rank_v11 (cks_timemodel.h); None in older libraries
+    # cks_sm90_set_placement(device, cluster, slots, groups) (sm90_gpc_scheduler.cuh); None without sm90 partial GEMMs
+    set_placement: Optional[Callable[..., int]] = None
 
     def last_error(self) -> str:
         return self.handle.cks_last_error().decode("utf-8", "replace")
@@ -143,7 +145,8 @@ def bind(path: Path, variant_names) -> BoundLibrary:
         query[name] = q
         run[name] = r
     return BoundLibrary(path, handle, int(handle.cks_abi_version()),
-                        handle.cks_describe().decode("utf-8", "replace"), query, run, bind_rank(handle))
+                        handle.cks_describe().decode("utf-8", "replace"), query, run, bind_rank(handle),
+                        bind_placement(handle))
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
@@ -159,5 +162,17 @@ def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
     return fn
 
 
+def bind_placement(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
+    """The library's ``cks_sm90_set_placement`` (the sm90 partial GEMMs' GPC order), or None where
+    it has no sm90 partial GEMM (or was built before it)."""
+    try:
+        fn = handle.cks_sm90_set_placement
+    except AttributeError:
+        return None
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p]
+    return fn
+
+
 __all__ = ["ABI_VERSION", "BoundLibrary", "CksArgs", "CksModel", "CksModelVariant", "CksQuery", "CksRanked",
-           "MODEL_ACTIVATION", "MODEL_CONSTANTS", "MODEL_PINGPONG", "MODEL_SWAP_AB", "MODEL_TMA_EPILOGUE", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_rank"]
+           "MODEL_ACTIVATION", "MODEL_CONSTANTS", "MODEL_PINGPONG", "MODEL_SWAP_AB", "MODEL_TMA_EPILOGUE", "STATUS_CUDA", "STATUS_INVALID_PROBLEM", "STATUS_NAMES", "bind", "bind_placement", "bind_rank"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Generic, Hashable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from ..spec import KernelVariant, OpSpec, Permute
-from . import abi, dispatch, tuning
+from . import abi, dispatch, placement, tuning
 from .errors import KernelError
 from .operands import Operands
 from .workspace import SCRATCH, Workspace
@@ -129,6 +129,8 @@ class Launcher:
         self.tuner = tuner
         self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
         self._native_rank = getattr(bound, "rank", None)  # cks_rank_v11, where the library has it
+        # gives the library each device's placement (the sm90 partial GEMMs' GPC order) before its first launch there
+        self.placer = placement.Placer(spec.name, getattr(bound, "set_placement", None), platform)
         # (id(pool), device index) -> (pool, DeviceInfo, their NativeRanking): the pool is kept so
         # that its id stays its own
         self._rankings: BoundedCache[Tuple[int, int], Tuple[Any, dispatch.DeviceInfo, dispatch.NativeRanking]] = \
@@ -233,6 +235,8 @@ class Launcher:
     def run(self, plan: Plan, args: abi.CksArgs, device: Hashable, stream: int, ws: Any = None) -> int:
         """Runs ``plan`` with workspace from ``ws`` (default: the library's); returns the
         library's status. The blocks are held until the launch is queued."""
+        if args.device not in self.placer.placed:
+            self.placer.place(args.device, stream)
         args.split_k = plan.split
         ws = ws or self.workspace
         sem = part = None

@@ -22,7 +22,7 @@ from .workspace import Workspace
 
 
 def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Optional[Union[str, Path]] = None,
-         autotune: Optional[bool] = None, platform: Any = None) -> "Library":
+         autotune: Optional[bool] = None, platform: Any = None, gpc_order: Optional[bool] = None) -> "Library":
     """Loads a directory written by ``cutlass-splitk build``, or an installed kernel package
     by its name (``load("my-kernels")``: a ``str`` without ``/`` that is not a directory here;
     see ``cutlass-splitk package``).
@@ -30,7 +30,8 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
     ``tune_cache``: the autotuning cache file (default ``$CUTLASS_SPLITK_TUNE_CACHE`` or
     ``~/.cache/cutlass-splitk/tune.json``). ``autotune``: tune each new problem on its first
     call (default: ``CUTLASS_SPLITK_AUTOTUNE=1`` in the environment). ``platform``: see
-    :mod:`.platform` (default: CUDA)."""
+    :mod:`.platform` (default: CUDA). ``gpc_order``: see :attr:`Library.gpc_order` (default: on,
+    unless ``CUTLASS_SPLITK_GPC_ORDER=0``)."""
     manifest = read_manifest(locate(directory))
     if autotune is None:
         autotune = os.environ.get("CUTLASS_SPLITK_AUTOTUNE", "0") not in ("", "0")
@@ -58,6 +59,9 @@ def load(directory: Union[str, Path], *, verify: bool = True, tune_cache: Option
     if make is not None:
         for op in ops.values():
             op.native = native.NativeOp(op, make)
+    if gpc_order is None:
+        gpc_order = os.environ.get("CUTLASS_SPLITK_GPC_ORDER", "1") not in ("", "0")
+    library.gpc_order = gpc_order
     return library
 
 
@@ -104,6 +108,20 @@ class Library:
     @autotune.setter
     def autotune(self, value: bool) -> None:
         self.tuner.autotune = value
+
+    @property
+    def gpc_order(self) -> bool:
+        """Whether the sm90 partial GEMMs (parallel split-K) run their work units in the GPC order:
+        where all of a launch's units run in one round, the CTAs that load the same tile of their own
+        operand are placed in one GPC, whose L2 request coalescer merges their loads. Each device's
+        placement is measured by a probe kernel before the first launch there (runtime/placement.py).
+        The partials are the same bits either way. Setting it applies to plans made from then on."""
+        return all(op.launcher.placer.on for op in self._ops.values())
+
+    @gpc_order.setter
+    def gpc_order(self, on: bool) -> None:
+        for op in self._ops.values():
+            op.launcher.placer.turn(bool(on))
 
     def op(self, name: str) -> Op:
         return getattr(self, name)

@@ -22,6 +22,9 @@ from typing import Any, Callable, Dict, Optional
 
 from . import clusters, cudacore
 from .dispatch import DeviceInfo
+from .placement import Placement, measure as measure_placement
+
+PLACEMENT_TRIES = 8  # measurements of a device's placement that may come back unsteady before it is given up
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,6 +60,9 @@ class CudaPlatform:
         self.hardware_source: Dict[int, str] = {}
         self._keys: Dict[int, str] = {}
         self._infos: Dict[int, DeviceInfo] = {}  # device_info's, read on every new problem
+        self._placements: Dict[int, Optional[Placement]] = {}  # final answers (None: given up)
+        self._placement_tries: Dict[int, int] = {}
+        self.placement_error: Dict[int, str] = {}  # why a device has no placement, where the driver refused
         self._lock = threading.Lock()
         self._raw_stream: Optional[Callable[[int], int]] = None
 
@@ -125,6 +131,24 @@ class CudaPlatform:
             info = DeviceInfo.from_properties(hw.name, hw.sm_count, hw.major, hw.minor, quads)
             info = self._infos.setdefault(index, info)
         return info
+
+    def placement(self, index: int, stream: int = 0) -> Optional[Placement]:
+        """Where device ``index`` puts the clusters of a launch (:mod:`.placement`), measured
+        behind ``stream`` the first time it is asked outside a capture; None until then, and
+        for good where the driver refuses the probe or it came back unsteady PLACEMENT_TRIES times."""
+        with self._lock:
+            if index in self._placements:
+                return self._placements[index]
+            tries = self._placement_tries.get(index, 0) + 1
+            try:
+                found = measure_placement(index, stream)
+            except Exception as exc:  # an old driver or cuda.bindings, no JIT: CUTLASS's order serves
+                self.placement_error[index] = f"{type(exc).__name__}: {exc}"
+                found, tries = None, PLACEMENT_TRIES
+            self._placement_tries[index] = tries
+            if found is not None or tries >= PLACEMENT_TRIES:
+                self._placements[index] = found
+            return found
 
     def device_key(self, index: int) -> str:
         """The device part of a tuning cache key: name, compute capability, CUDA (torch's

@@ -327,3 +327,55 @@ def test_flushed_timer_clean_flush():
     clean = flushed_timer(3, clean=True)(lambda: y.copy_(x))
     floor = 2 * (96 << 20) / 10.0e12 * 1e6  # no GPU this project runs on moves 10 TB/s (an H200: ~4.8)
     assert floor < clean < dirty, (clean, dirty)
+
+
+# --- the sm90 partial GEMM's GPC order (runtime/placement.py, sm90_gpc_scheduler.cuh) ----------------------
+
+def test_placement_probe_reads_the_device():
+    """The probe's answer is the device's: every SM in one GPC of at most 18 (sm90), a launch slot per cluster
+    the device runs at once (one CTA per SM), each slot's GPC among those found."""
+    from cutlass_splitk.runtime import placement
+    from cutlass_splitk.runtime.platform import CudaPlatform
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    found = CudaPlatform().placement(0, torch.cuda.current_stream().cuda_stream)
+    assert found is not None
+    assert sorted(sm for g in found.gpcs for sm in g) == list(range(sms))
+    assert all(len(g) <= 18 for g in found.gpcs)
+    assert len(found.groups[1]) == min(sms, placement.MAX_SLOTS) and len(found.groups[2]) == sms // 2
+    assert max(found.groups[2]) < len(found.gpcs)
+    print(found.describe())
+
+
+GPC_CASES = [  # (variant of linear_f16, split, M, N, K): every unit in one round, two or more sharers of a tile
+    ("linear_f16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8", 8, 509, 500, 8200),
+    ("linear_f16_parallel_sm90_t128x128x64_c2x1_coop_sauto_a8", 8, 509, 500, 8200),
+    ("linear_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8", 8, 509, 500, 8200),
+    ("linear_f16_parallel_sm90_t128x256x64_c1x1_coop_sauto_a8", 4, 509, 500, 8200),
+    ("linear_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8", 4, 509, 500, 8200),
+    ("linear_f16_parallel_sm90_t64x64x64_c1x2_pp_sauto_a8", 8, 250, 250, 8200),
+    ("linear_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab", 8, 13, 1000, 8200),
+]
+
+
+@pytest.mark.parametrize("variant,split,m,n,k", GPC_CASES)
+def test_gpc_order_keeps_the_bits(lib, variant, split, m, n, k):
+    """The same partials in the GPC order as in CUTLASS's: outputs poisoned, fresh inputs, bitwise equal
+    with the order on and off, and both the float64 product."""
+    op = lib.linear_f16
+    if variant not in lib.variants("linear_f16"):
+        pytest.skip(f"{variant} is not built")
+    a, w, _, _ = _inputs(m, n, k, 29)
+    ref = a.double() @ w.double().t()
+    outs = {}
+    try:
+        for on in (True, False):
+            lib.gpc_order = on
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            op(a, w.t(), out=out, variant=variant, split_k=split, mode="parallel")
+            outs[on] = out
+        torch.cuda.synchronize()
+    finally:
+        lib.gpc_order = True
+    assert torch.equal(outs[True], outs[False])
+    assert _rel_err(outs[True], ref) < 2e-3

@@ -23,6 +23,7 @@
 
 #include "cks_plan_cache.cuh"
 #include "sm90_config.cuh"
+#include "sm90_gpc_scheduler.cuh"
 #include "sm90_launch.cuh"
 #include "sm90_partial.cuh"
 
@@ -39,17 +40,20 @@ struct PartialKernel {
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::TileShape,
       typename Gemm::ClusterShape, cutlass::epilogue::collective::EpilogueTileAuto, float, float, void,
       LayoutD, kAlign, float, LayoutD, kAlign, typename Gemm::EpilogueSchedule>::CollectiveOp;
-  // Batch l of the kernel's problem (M, N, slice, slices) is the K slice l (sm90_mainloop.cuh's kSliced).
+  // Batch l of the kernel's problem (M, N, slice, slices) is the K slice l (sm90_mainloop.cuh's kSliced);
+  // the units in the GPC order where they run in one round (sm90_gpc_scheduler.cuh).
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>, Mainloop<Gemm, int(sizeof(typename Epilogue::SharedStorage)), true>,
-      Epilogue>;
+      Epilogue, GpcOrderTag>;
+  static constexpr int kClusterSize = cute::size(typename Gemm::ClusterShape{});
 };
 
-// What names a partial launch: the call's argument block and its slices.
+// What names a partial launch: the call's argument block, its slices and the device's placement.
 struct PartialKey {
   CksArgs args;
   int32_t k, batches;
   float* partials;
+  uint32_t placement_epoch;
 };
 
 template <class Gemm>
@@ -63,6 +67,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
   key.k = k;
   key.batches = batches;
   key.partials = partials;
+  key.placement_epoch = placement_epoch(a.device);
   typename Kernel::Params params;
   if (plans.find(key, params)) return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
   int64_t const ld = partial_ld(a.n);
@@ -106,6 +111,9 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
     params = Kernel::to_underlying_arguments(args, nullptr);
   }
   set_l2_policy<Gemm, Kernel>(params, a);
+  dim3 const grid = Kernel::get_grid_shape(params);
+  GpcOrderScheduler::set_order(params.scheduler, int(grid.x * grid.y * grid.z) / PartialKernel<Gemm>::kClusterSize,
+                               placement(a.device, PartialKernel<Gemm>::kClusterSize));
   plans.insert(key, params);
   return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
 }

@@ -1,0 +1,242 @@
+"""The sm90 partial GEMM's work order by GPC: the order itself (``sm90_gpc_order.h``, compiled as
+host C++ with the system compiler and run), the placement read from probe launches
+(``runtime/placement.py``: which SMs share a GPC, the GPC of each launch slot), and how the runtime
+hands a device's placement to a library (``Placer``, ``Platform.placement``, ``Library.gpc_order``).
+The probe itself and the kernels' bits with the order on and off are GPU tests
+(tests/gpu/test_gpu_integration.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cutlass_splitk.runtime import placement, platform
+from cutlass_splitk.runtime.errors import KernelError
+from cutlass_splitk.runtime.placement import Placement, Placer, gpc_sets, slot_groups
+
+CXX = shutil.which("c++") or shutil.which("g++")
+SM90_TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "backends" / "sm90" / "templates"
+ROOT = Path(__file__).resolve().parents[1]
+
+HARNESS = textwrap.dedent(r"""
+    #include <cstdio>
+    #include "sm90_gpc_order.h"
+
+    // stdin: lines of "tiles_m tiles_n batches cluster_m cluster_n slots group..." -> "no" or the order
+    int main() {
+      int tm, tn, b, cm, cn, slots;
+      while (std::scanf("%d %d %d %d %d %d", &tm, &tn, &b, &cm, &cn, &slots) == 6) {
+        cks::sm90::SlotGroups where;
+        where.slots = slots;
+        for (int s = 0; s < slots; ++s) { int g; std::scanf("%d", &g); where.group[s] = (unsigned char)g; }
+        unsigned char order[255];
+        if (!cks::sm90::gpc_order(tm, tn, b, cm, cn, where, order)) { std::printf("no\n"); continue; }
+        for (int s = 0; s < tm * tn * b; ++s) std::printf("%d ", order[s]);
+        std::printf("\n");
+      }
+    }
+""")
+
+
+@pytest.fixture(scope="module")
+def gpc_order(tmp_path_factory):
+    """gpc_order(tiles_m, tiles_n, batches, cluster_m, cluster_n, groups) -> the order or None."""
+    if CXX is None:
+        pytest.skip("no host C++ compiler (c++ or g++) to compile sm90_gpc_order.h")
+    d = tmp_path_factory.mktemp("gpc")
+    (d / "harness.cpp").write_text(HARNESS)
+    subprocess.run([CXX, "-std=c++17", "-O1", "-Wall", "-Werror", f"-I{SM90_TEMPLATES}", str(d / "harness.cpp"),
+                    "-o", str(d / "harness")], check=True)
+
+    def run(tm, tn, b, cm, cn, groups):
+        line = " ".join(map(str, (tm, tn, b, cm, cn, len(groups), *groups)))
+        out = subprocess.run([str(d / "harness")], input=line + "\n", capture_output=True, text=True,
+                             check=True).stdout.strip()
+        return None if out == "no" else [int(x) for x in out.split()]
+    return run
+
+
+def h100_runs():
+    """Session 28's placement probe on an H100 (benchmarks/session28_h100.json): the SMs of each
+    cluster, per cluster size, in launch order."""
+    text = json.loads((ROOT / "benchmarks" / "session28_h100.json").read_text())["lrc_probe"]["placement"]
+    runs = {}
+    for block in text.split("placement of ")[1:]:
+        head, body = block.split("\n", 1)
+        size = int(head.split("clusters of ")[1].split(" ")[0])
+        runs.setdefault(size, []).append([[int(x) for x in c.split()] for c in body.strip().split("|") if c.strip()])
+    return runs
+
+
+def h100_placement():
+    runs = h100_runs()
+    gpcs = gpc_sets([c for size in (2, 16, 8, 4) for run in runs[size] for c in run])
+    return gpcs, {size: slot_groups([c[0] for c in runs[size][0]], gpcs) for size in (1, 2)}
+
+
+def test_gpcs_and_slot_groups_from_the_h100_probe():
+    gpcs, groups = h100_placement()
+    # clusters of 16 find seven GPCs of 16 SMs, clusters of 8 an eighth of 8 (SMs 0, 1, 16, 17, ...); the
+    # 9th TPCs (SMs 124-131) met no larger cluster in that run and keep a label each
+    assert [len(g) for g in gpcs] == [8, 16, 16, 16, 16, 16, 16, 16, 2, 2, 2, 2]
+    assert gpcs[0] == (0, 1, 16, 17, 32, 33, 48, 49)
+    assert gpcs[1] == (2, 3, 18, 19, 34, 35, 50, 51, 64, 65, 78, 79, 92, 93, 106, 107)
+    # clusters of two: TPCs 62-65 first, then TPC 0, 1, 2, ...: consecutive slots in different GPCs
+    assert groups[2].hex() == ("08090a0b" + "0001020304050607" * 4 + "01020304050607" * 4)
+    assert len(groups[1]) == 132 and groups[1][:8] == bytes([8, 9, 10, 11, 0, 1, 2, 3])
+
+
+def test_slot_groups_label_unmet_sms_and_stop_at_255_slots():
+    assert slot_groups([5, 7, 5, 9], [(7, 8)]) == bytes([1, 0, 1, 2])
+    assert len(slot_groups(list(range(300)), [])) == 255
+    assert gpc_sets([[1, 2], [3, 4], [2, 3], [9]]) == [(1, 2, 3, 4), (9,)]
+
+
+def test_order_small_case_by_hand(gpc_order):
+    # 2 x 1 clusters of 1x2 (the CTAs load their own B tile, shared along M), 3 slices: units 0-5, sharers (0, 1),
+    # (2, 3), (4, 5); slots alternate between two GPCs of three slots: each takes one whole pair, then one unit
+    assert gpc_order(2, 1, 3, 1, 2, [0, 1, 0, 1, 0, 1]) == [0, 2, 1, 3, 4, 5]
+    # 2x1 clusters: the CTAs load their own A tile, shared along N: unit (m, n, l) = (l * 2 + n) * 1 + m
+    assert gpc_order(1, 2, 2, 2, 1, [0, 1, 1, 0]) == [0, 2, 3, 1]
+
+
+def test_order_refused_where_it_cannot_help_or_apply(gpc_order):
+    assert gpc_order(2, 2, 2, 2, 2, [0] * 8) is None  # clusters of four: both operands multicast
+    assert gpc_order(1, 4, 2, 1, 2, [0] * 8) is None  # one unit along M: no two CTAs share a B tile
+    assert gpc_order(4, 2, 8, 1, 2, [0] * 63) is None  # 64 units, 63 slots measured
+    assert gpc_order(0, 2, 8, 1, 2, [0] * 64) is None
+    assert gpc_order(4, 2, 8, 1, 2, []) is None  # no placement known
+
+
+def sharing(order, groups, own_tile):
+    """How many distinct (GPC, own tile) pairs the launch's slots load: the tiles the coalescer sees."""
+    return len({(groups[s], own_tile(u)) for s, u in enumerate(order)})
+
+
+def cutlass_order(tiles_m, tiles_n, batches, cm, cn):
+    """The unit CUTLASS's persistent scheduler (heuristic raster, no swizzle) runs in each slot of one round:
+    along N (n fastest) unless the problem has more CTA tiles along N than along M."""
+    along_m = tiles_n * cn > tiles_m * cm
+    order = []
+    for slot in range(tiles_m * tiles_n * batches):
+        l, c = divmod(slot, tiles_m * tiles_n)
+        n, m = divmod(c, tiles_m) if along_m else divmod(c, tiles_n)[::-1]
+        order.append((l * tiles_n + n) * tiles_m + m)
+    return order
+
+
+@pytest.mark.parametrize("tiles_m, tiles_n, cm, cn", [(4, 2, 1, 2), (4, 4, 2, 1)])
+def test_order_puts_sharers_in_one_gpc_on_the_h100(gpc_order, tiles_m, tiles_n, cm, cn):
+    """512^2 x 32768 at split 8 (128x128 in 1x2 clusters) and at split 4 (64x128 ping-pong in 2x1): 64
+    units in 16 groups of four sharers. CUTLASS's order loads each own tile once per unit (64 pairs); ours
+    puts 15 whole groups in one GPC each and spreads the 16th over the four single-TPC labels."""
+    _, groups = h100_placement()
+    batches = 64 // (tiles_m * tiles_n)
+    order = gpc_order(tiles_m, tiles_n, batches, cm, cn, list(groups[2][:64]))
+    assert sorted(order) == list(range(64))
+
+    def own_tile(u):  # 1x2: B tile (n, l); 2x1: A tile (m, l)
+        m, n, l = u % tiles_m, u // tiles_m % tiles_n, u // (tiles_m * tiles_n)
+        return (n, l) if cn == 2 else (m, l)
+    assert sorted(cutlass_order(tiles_m, tiles_n, batches, cm, cn)) == list(range(64))
+    assert sharing(cutlass_order(tiles_m, tiles_n, batches, cm, cn), groups[2], own_tile) == 64
+    assert sharing(order, groups[2], own_tile) == 15 + 4
+
+
+def test_order_without_clusters_groups_along_the_longer_dimension(gpc_order):
+    """128 x 1536 x 32768 at split 8 in 128x128 tiles without a cluster: 96 units, each (A tile (0, l))
+    shared by the 12 units along N."""
+    _, groups = h100_placement()
+    order = gpc_order(1, 12, 8, 1, 1, list(groups[1][:96]))
+    assert sorted(order) == list(range(96))
+    a_tile = lambda u: u // 12  # noqa: E731 (its slice)
+    assert sharing(cutlass_order(1, 12, 8, 1, 1), groups[1][:96], a_tile) == 70
+    assert sharing(order, groups[1][:96], a_tile) == 16  # 8 groups of 12 over GPCs of 8-16 slots
+
+
+# --- the runtime's side -----------------------------------------------------------------------------------
+
+H100 = Placement({1: bytes([0, 1, 0]), 2: bytes([1, 0])}, ((0, 1), (2, 3)))
+
+
+class FakeSetter:
+    def __init__(self, status=0):
+        self.calls, self.status = [], status
+
+    def __call__(self, device, cluster, slots, groups):
+        self.calls.append((device, cluster, slots, groups))
+        return self.status
+
+
+class Measured:
+    def __init__(self, answers):
+        self.answers, self.asked = list(answers), []
+
+    def placement(self, index, stream=0):
+        self.asked.append((index, stream))
+        return self.answers.pop(0) if self.answers else H100
+
+
+def test_placer_gives_each_device_its_placement_once_and_takes_it_back():
+    setter, platform_ = FakeSetter(), Measured([None])
+    placer = Placer("op", setter, platform_)
+    placer.place(1, stream=77)  # not measured yet (say, a capture): asked again at the next launch
+    assert setter.calls == [] and placer.placed == set()
+    placer.place(1, stream=78)
+    placer.place(1, stream=79)
+    assert platform_.asked == [(1, 77), (1, 78)]
+    assert setter.calls == [(1, 1, 3, bytes([0, 1, 0])), (1, 2, 2, bytes([1, 0]))]
+    assert placer.placed == {1}
+    setter.calls.clear()
+    placer.turn(False)  # at once for the devices placed: the library forgets the placement
+    assert setter.calls == [(1, 1, 0, None), (1, 2, 0, None)] and placer.placed == {1}
+    placer.place(0)  # off: nothing measured
+    assert platform_.asked[-1] == (1, 78) and (0, 1, 0, None) in setter.calls
+    setter.calls.clear()
+    placer.turn(True)
+    assert sorted(setter.calls) == [(0, 1, 3, bytes([0, 1, 0])), (0, 2, 2, bytes([1, 0])),
+                                    (1, 1, 3, bytes([0, 1, 0])), (1, 2, 2, bytes([1, 0]))]
+
+
+def test_placer_without_a_setter_or_a_measuring_platform():
+    Placer("op", None, Measured([])).place(0)  # a library without sm90 partial GEMMs: nothing to give
+    setter = FakeSetter()
+    placer = Placer("op", setter, object())  # a platform that measures nothing: the library keeps CUTLASS's order
+    placer.place(0)
+    assert setter.calls == [(0, 1, 0, None), (0, 2, 0, None)] and placer.placed == {0}
+
+
+def test_placer_reports_a_refused_placement():
+    with pytest.raises(KernelError) as info:
+        Placer("linear_f16", FakeSetter(status=1), Measured([])).place(0)
+    assert str(info.value) == "linear_f16: cks_sm90_set_placement failed (invalid problem)"
+
+
+def test_platform_measures_once_and_gives_up_on_unsteady_or_refused_probes(monkeypatch):
+    answers = [None] * (platform.PLACEMENT_TRIES - 1) + [H100]
+    seen = []
+    monkeypatch.setattr(platform, "measure_placement", lambda index, stream: seen.append(stream) or answers.pop(0))
+    p = platform.CudaPlatform(devices=object())
+    for stream in range(platform.PLACEMENT_TRIES + 2):
+        found = p.placement(0, stream)
+    assert found is H100 and seen == list(range(platform.PLACEMENT_TRIES))
+    monkeypatch.setattr(platform, "measure_placement", lambda index, stream: seen.append(stream))
+    for stream in range(platform.PLACEMENT_TRIES + 2):
+        assert p.placement(1, stream) is None
+    assert len(seen) == 2 * platform.PLACEMENT_TRIES  # given up: not asked again
+
+    def refuse(index, stream):
+        raise KernelError("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU")
+    monkeypatch.setattr(platform, "measure_placement", refuse)
+    assert p.placement(2) is None and p.placement(2) is None
+    assert p.placement_error == {2: "KernelError: cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU"}
+
+
+def test_placement_describes_itself():
+    assert H100.describe() == "2 GPCs found (SMs: 2 2); 3 slots in clusters of 1, 2 slots in clusters of 2"
+    assert placement.SLOT_CLUSTERS == (1, 2)
