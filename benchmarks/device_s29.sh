@@ -12,12 +12,13 @@ out=/tmp/s29; mkdir -p "$out"
 python3 -m pip show cuda-core cuda-bindings 2>/dev/null | grep -E "^(Name|Version)" | paste - - > "$out/versions.txt"
 for phase in "$@"; do
   case $phase in
-    gpc) gpu_tests gpc tests/gpu/test_gpu_integration.py -k "placement_probe or gpc_order" -s
+    gpc) gpu_tests gpc tests/gpu/test_gpu_integration.py -k "placement or gpc_order" -s
          grep -E "GPCs found" "$out/gpc.log" ;;
     gpcncu) M=lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved_type_hardware.sum,gpu__time_duration.sum
             for v in "512 512 32768 t128x128x64_c1x2_coop_sauto_a8 8" "512 512 32768 t64x128x64_c1x2_pp_sauto_a8 4" \
                      "256 256 65536 t64x128x64_c1x2_pp_sauto_a8 8" "384 384 24576 t128x128x64_c1x2_coop_sauto_a8 8" \
-                     "128 1536 32768 t128x128x64_c1x1_coop_sauto_a8 8" "1024 1024 16384 t128x128x64_c2x1_coop_sauto_a8 8"; do
+                     "128 1536 32768 t128x128x64_c1x1_coop_sauto_a8 8" "1024 1024 16384 t128x128x64_c2x1_coop_sauto_a8 8" \
+                     "1024 1024 16384 t128x128x64_c1x2_coop_sauto_a8 8" "1024 1024 16384 t128x128x64_c1x2_coop_sauto_a8 2"; do
               set -- $v
               for g in 1 0; do
                 CUTLASS_SPLITK_GPC_ORDER=$g CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --metrics "$M" --launch-skip 2 \

@@ -27,15 +27,15 @@ HARNESS = textwrap.dedent(r"""
     #include <cstdio>
     #include "sm90_gpc_order.h"
 
-    // stdin: lines of "tiles_m tiles_n batches cluster_m cluster_n slots group..." -> "no" or the order
+    // stdin: lines of "tiles_m tiles_n batches cluster_m cluster_n clusters slots group..." -> "no" or the order
     int main() {
-      int tm, tn, b, cm, cn, slots;
-      while (std::scanf("%d %d %d %d %d %d", &tm, &tn, &b, &cm, &cn, &slots) == 6) {
+      int tm, tn, b, cm, cn, clusters, slots;
+      while (std::scanf("%d %d %d %d %d %d %d", &tm, &tn, &b, &cm, &cn, &clusters, &slots) == 7) {
         cks::sm90::SlotGroups where;
         where.slots = slots;
         for (int s = 0; s < slots; ++s) { int g; std::scanf("%d", &g); where.group[s] = (unsigned char)g; }
-        unsigned char order[255];
-        if (!cks::sm90::gpc_order(tm, tn, b, cm, cn, where, order)) { std::printf("no\n"); continue; }
+        unsigned short order[cks::sm90::kMaxOrderedUnits];
+        if (!cks::sm90::gpc_order(tm, tn, b, cm, cn, clusters, where, order)) { std::printf("no\n"); continue; }
         for (int s = 0; s < tm * tn * b; ++s) std::printf("%d ", order[s]);
         std::printf("\n");
       }
@@ -45,7 +45,8 @@ HARNESS = textwrap.dedent(r"""
 
 @pytest.fixture(scope="module")
 def gpc_order(tmp_path_factory):
-    """gpc_order(tiles_m, tiles_n, batches, cluster_m, cluster_n, groups) -> the order or None."""
+    """gpc_order(tiles_m, tiles_n, batches, cluster_m, cluster_n, groups, clusters=units) -> the order or None
+    (``groups``: the measured slots' GPC labels; ``clusters``: the launch's, default one round)."""
     if CXX is None:
         pytest.skip("no host C++ compiler (c++ or g++) to compile sm90_gpc_order.h")
     d = tmp_path_factory.mktemp("gpc")
@@ -53,8 +54,9 @@ def gpc_order(tmp_path_factory):
     subprocess.run([CXX, "-std=c++17", "-O1", "-Wall", "-Werror", f"-I{SM90_TEMPLATES}", str(d / "harness.cpp"),
                     "-o", str(d / "harness")], check=True)
 
-    def run(tm, tn, b, cm, cn, groups):
-        line = " ".join(map(str, (tm, tn, b, cm, cn, len(groups), *groups)))
+    def run(tm, tn, b, cm, cn, groups, clusters=None):
+        clusters = tm * tn * b if clusters is None else clusters
+        line = " ".join(map(str, (tm, tn, b, cm, cn, clusters, len(groups), *groups)))
         out = subprocess.run([str(d / "harness")], input=line + "\n", capture_output=True, text=True,
                              check=True).stdout.strip()
         return None if out == "no" else [int(x) for x in out.split()]
@@ -105,10 +107,19 @@ def test_order_small_case_by_hand(gpc_order):
     assert gpc_order(1, 2, 2, 2, 1, [0, 1, 1, 0]) == [0, 2, 3, 1]
 
 
+def test_order_over_rounds_by_hand(gpc_order):
+    # a persistent launch of 4 clusters over 8 units: slot s runs order[s], then order[4 + s]; each round its own
+    # sharer pairs in one GPC each
+    assert gpc_order(2, 1, 4, 1, 2, [0, 1, 0, 1], clusters=4) == [0, 2, 1, 3, 4, 6, 5, 7]
+    # a last round of two units runs in slots 0 and 1 (one slot of each GPC: no whole pair fits)
+    assert gpc_order(2, 1, 3, 1, 2, [0, 1, 0, 1], clusters=4) == [0, 2, 1, 3, 4, 5]
+
+
 def test_order_refused_where_it_cannot_help_or_apply(gpc_order):
     assert gpc_order(2, 2, 2, 2, 2, [0] * 8) is None  # clusters of four: both operands multicast
     assert gpc_order(1, 4, 2, 1, 2, [0] * 8) is None  # one unit along M: no two CTAs share a B tile
-    assert gpc_order(4, 2, 8, 1, 2, [0] * 63) is None  # 64 units, 63 slots measured
+    assert gpc_order(4, 2, 8, 1, 2, [0] * 63) is None  # 64 clusters launched, 63 slots measured
+    assert gpc_order(5, 5, 41, 1, 1, [0] * 132, clusters=132) is None  # 1025 units: more than a table holds
     assert gpc_order(0, 2, 8, 1, 2, [0] * 64) is None
     assert gpc_order(4, 2, 8, 1, 2, []) is None  # no placement known
 
@@ -146,6 +157,20 @@ def test_order_puts_sharers_in_one_gpc_on_the_h100(gpc_order, tiles_m, tiles_n, 
     assert sorted(cutlass_order(tiles_m, tiles_n, batches, cm, cn)) == list(range(64))
     assert sharing(cutlass_order(tiles_m, tiles_n, batches, cm, cn), groups[2], own_tile) == 64
     assert sharing(order, groups[2], own_tile) == 15 + 4
+
+
+def test_order_over_rounds_on_the_h100(gpc_order):
+    """1024^2 x 16384 at split 8 in 128x128 tiles, 2x1 clusters: 256 units over four rounds of a 64-cluster
+    launch (the probe's 64 slots), each own A tile (m, l) shared by the 8 units along N. CUTLASS's order runs
+    the sharers in consecutive slots (different GPCs); ours gives each GPC whole groups, round by round."""
+    _, groups = h100_placement()
+    order = gpc_order(4, 8, 8, 2, 1, list(groups[2][:64]), clusters=64)
+    assert sorted(order) == list(range(256))
+
+    def pairs(units):  # (round, GPC, own tile) over the launch
+        return len({(i // 64, groups[2][i % 64], (u % 4, u // 32)) for i, u in enumerate(units)})
+    assert pairs(cutlass_order(4, 8, 8, 2, 1)) == 240
+    assert pairs(order) == 4 * (7 + 1 + 4)  # per round: 7 groups whole, the 8th over 5 GPCs
 
 
 def test_order_without_clusters_groups_along_the_longer_dimension(gpc_order):

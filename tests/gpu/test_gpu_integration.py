@@ -379,3 +379,21 @@ def test_gpc_order_keeps_the_bits(lib, variant, split, m, n, k):
         lib.gpc_order = True
     assert torch.equal(outs[True], outs[False])
     assert _rel_err(outs[True], ref) < 2e-3
+
+
+def test_placement_waits_for_a_capture_to_end():
+    """The placement probe asked behind a stream that is capturing (torch.cuda.graph: global capture mode)
+    returns None without a launch or an allocation, which would break the capture: the graph then records
+    and replays right; asked again after the capture, it measures."""
+    from cutlass_splitk.runtime import placement
+
+    x = torch.arange(1024, device="cuda", dtype=torch.float32)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        assert placement.measure(0, torch.cuda.current_stream().cuda_stream) is None
+        y = x * 2 + 1
+    x.copy_(torch.arange(1024, 2048, device="cuda", dtype=torch.float32))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y, torch.arange(1024, 2048, device="cuda", dtype=torch.float32) * 2 + 1)
+    assert placement.measure(0, torch.cuda.current_stream().cuda_stream) is not None

@@ -1,12 +1,12 @@
 // cutlass-splitk sm90 backend: the partial GEMM's tile scheduler, CUTLASS's persistent one with
-// the work order of sm90_gpc_order.h where every unit runs in one round, and the device's
-// placement that the order is made from (set by the runtime through cks_sm90_set_placement).
+// the work order of sm90_gpc_order.h, and the device's placement that the order is made from
+// (set by the runtime through cks_sm90_set_placement).
 //
 // The scheduler is selected through CUTLASS's TileSchedulerSelector with a tag of ours
 // (GpcOrderTag). It keeps CUTLASS's order (its own get_current_work_for_linear_idx) unless the
-// parameters carry a table: then launch slot s (the cluster's index in the grid) runs unit
-// order[s], and every warp of the CTA (producer, consumers, epilogue) sees the same unit, so the
-// partial lands where CUTLASS's order would have stored it.
+// parameters carry a table: then launch slot s (the cluster's index in the grid) runs units
+// order[s], order[clusters + s], ..., and every warp of the CTA (producer, consumers,
+// epilogue) sees the same unit, so the partial lands where CUTLASS's order would store it.
 #pragma once
 
 #include <atomic>
@@ -57,7 +57,7 @@ struct GpcOrderTag {};
 
 struct GpcOrderParams : cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90Params {
   int32_t order_units = 0;  // 0: CUTLASS's order
-  uint8_t order[SlotGroups::kMaxSlots] = {};
+  uint16_t order[kMaxOrderedUnits] = {};
 };
 
 class GpcOrderScheduler : public cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90 {
@@ -74,14 +74,13 @@ class GpcOrderScheduler : public cutlass::gemm::kernel::detail::PersistentTileSc
     return params;
   }
 
-  // The table for `where`, where every unit runs in one round of `clusters` clusters.
+  // The table for `where`, for a launch of `clusters` clusters.
   static void set_order(Params& params, int clusters, SlotGroups const& where) {
     params.order_units = 0;
-    int const units = int(params.problem_tiles_m_ * params.problem_tiles_n_ * params.problem_tiles_l_);
-    if (params.log_swizzle_size_ != 0 || units != clusters) return;
+    if (params.log_swizzle_size_ != 0) return;
     if (gpc_order(int(params.problem_tiles_m_), int(params.problem_tiles_n_), int(params.problem_tiles_l_),
-                  int(params.cluster_shape_m_), int(params.cluster_shape_n_), where, params.order))
-      params.order_units = units;
+                  int(params.cluster_shape_m_), int(params.cluster_shape_n_), clusters, where, params.order))
+      params.order_units = int(params.problem_tiles_m_ * params.problem_tiles_n_ * params.problem_tiles_l_);
   }
 
   CUTLASS_HOST_DEVICE GpcOrderScheduler() {}
@@ -98,9 +97,9 @@ class GpcOrderScheduler : public cutlass::gemm::kernel::detail::PersistentTileSc
   CUTLASS_DEVICE WorkTileInfo work_for(uint64_t linear) const {
     Params const& p = *params_;
     if (p.order_units == 0) return get_current_work_for_linear_idx(linear);
-    uint64_t const slot = linear / (p.cluster_shape_m_ * p.cluster_shape_n_);
-    if (slot >= uint64_t(p.order_units)) return WorkTileInfo::invalid_work_tile();
-    uint32_t const unit = p.order[slot];
+    uint64_t const index = linear / (p.cluster_shape_m_ * p.cluster_shape_n_);  // round * clusters + slot
+    if (index >= uint64_t(p.order_units)) return WorkTileInfo::invalid_work_tile();
+    uint32_t const unit = p.order[index];
     uint32_t const m = unit % p.problem_tiles_m_, rest = unit / p.problem_tiles_m_;
     uint32_t const n = rest % p.problem_tiles_n_, l = rest / p.problem_tiles_n_;
     auto [m_in_cluster, n_in_cluster, unused] = cute::block_id_in_cluster();
