@@ -5,6 +5,7 @@
 #   gpcncu   ncu: the L2 request coalescer's sectors and the partial GEMM's time with the order on and off
 #            (CUTLASS_SPLITK_GPC_ORDER=0), on the skinny shapes of session 28's counts, and cuBLAS's GEMM
 #   gpcsweep every candidate of the chain op swept on the fifteen skinny shapes with the order on, then off
+#   diverse  every candidate of the chain op swept on session 23's twenty further shapes (the order on)
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20262901
@@ -34,6 +35,7 @@ for phase in "$@"; do
             done ;;
     gpcsweep) sweep sweep_gpc_on default 'bias_gelu_mul_permute_f16' "${skinny15[@]}"
               CUTLASS_SPLITK_GPC_ORDER=0 sweep sweep_gpc_off default 'bias_gelu_mul_permute_f16' "${skinny15[@]}" ;;
+    diverse) sweep sweep_diverse default 'bias_gelu_mul_permute_f16' "${diverse[@]}" ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac
