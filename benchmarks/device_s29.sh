@@ -6,6 +6,7 @@
 #            (CUTLASS_SPLITK_GPC_ORDER=0), on the skinny shapes of session 28's counts, and cuBLAS's GEMM
 #   gpcsweep every candidate of the chain op swept on the fifteen skinny shapes with the order on, then off
 #   diverse  every candidate of the chain op swept on session 23's twenty further shapes (the order on)
+#   multi    the GPU tests that need two GPUs (integration, arrays) and the GPC order's, on a two-GPU machine
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20262901
@@ -35,6 +36,8 @@ for phase in "$@"; do
             done ;;
     gpcsweep) sweep sweep_gpc_on default 'bias_gelu_mul_permute_f16' "${skinny15[@]}"
               CUTLASS_SPLITK_GPC_ORDER=0 sweep sweep_gpc_off default 'bias_gelu_mul_permute_f16' "${skinny15[@]}" ;;
+    multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \
+             -k "second_device or two_devices or clusters_of_four or device_properties or gpc or placement" ;;
     diverse) sweep sweep_diverse default 'bias_gelu_mul_permute_f16' "${diverse[@]}" ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;

@@ -112,10 +112,11 @@ class Library:
     @property
     def gpc_order(self) -> bool:
         """Whether the sm90 partial GEMMs (parallel split-K) run their work units in the GPC order:
-        where all of a launch's units run in one round, the CTAs that load the same tile of their own
-        operand are placed in one GPC, whose L2 request coalescer merges their loads. Each device's
-        placement is measured by a probe kernel before the first launch there (runtime/placement.py).
-        The partials are the same bits either way. Setting it applies to plans made from then on."""
+        the CTAs that load the same tile of their own operand run in one GPC in the same round, so
+        that its L2 request coalescer merges their loads. Each device's placement is measured by a
+        probe kernel before the first launch there (runtime/placement.py). The partials are the same
+        bits either way. Setting it applies to the launches planned from then on (not to an argument
+        block the library already replays as a CUDA graph: README, "CUDA graphs")."""
         return all(op.launcher.placer.on for op in self._ops.values())
 
     @gpc_order.setter

@@ -397,3 +397,27 @@ def test_placement_waits_for_a_capture_to_end():
     torch.cuda.synchronize()
     assert torch.equal(y, torch.arange(1024, 2048, device="cuda", dtype=torch.float32) * 2 + 1)
     assert placement.measure(0, torch.cuda.current_stream().cuda_stream) is not None
+
+
+@two_gpus
+def test_gpc_order_on_the_second_device(lib):
+    """Device 1 gets its own placement (measured there, with device 0 current) and the same bits in the GPC order as
+    in CUTLASS's; device 0's current device is left as it was."""
+    op, d1 = lib.linear_f16, torch.device("cuda", 1)
+    a, w, _, _ = _inputs(512, 512, 8192, 37)
+    a, w = a.to(d1), w.to(d1)
+    outs = {}
+    try:
+        with torch.cuda.device(0):
+            for on in (True, False):
+                lib.gpc_order = on
+                outs[on] = torch.full((512, 512), float("nan"), device=d1, dtype=torch.float16)
+                op(a, w.t(), out=outs[on], variant="linear_f16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8", split_k=8,
+                   mode="parallel")
+            assert torch.cuda.current_device() == 0
+        torch.cuda.synchronize(d1)
+    finally:
+        lib.gpc_order = True
+    assert lib.platform.placement(1) is not None and 1 in lib.linear_f16.launcher.placer.placed
+    assert torch.equal(outs[True], outs[False])
+    assert _rel_err(outs[True], a.double() @ w.double().t()) < 2e-3
