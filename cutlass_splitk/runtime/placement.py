@@ -25,7 +25,6 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 
 from . import cudacore
 from .abi import STATUS_NAMES
-from .errors import KernelError
 
 PROBE_THREADS = 128
 SLOT_CLUSTERS = (1, 2)  # the cluster sizes whose order the partial GEMM can change
@@ -209,9 +208,11 @@ class Placer:
         self.measure = getattr(platform, "placement", None)  # None: a platform without placements
         self.on = True
         self.placed: Set[int] = set()
+        self.refused: Dict[int, str] = {}  # devices whose placement the library refused (CUTLASS's order there)
 
     def place(self, device: int, stream: int = 0) -> None:
-        """Asked again at later launches while the platform has no placement yet."""
+        """Asked again at later launches while the platform has no placement yet. A placement the
+        library refuses (a device index past its 64) leaves CUTLASS's order there: the call goes on."""
         if self.setter is None or device in self.placed:
             return
         found = self.measure(device, stream) if self.on and self.measure is not None else None
@@ -221,7 +222,9 @@ class Placer:
             groups = found.groups.get(cluster, b"") if found is not None else b""
             status = self.setter(device, cluster, len(groups), groups or None)
             if status != 0:
-                raise KernelError(f"{self.op}: cks_sm90_set_placement failed ({STATUS_NAMES.get(status, status)})")
+                self.refused[device] = f"{self.op}: cks_sm90_set_placement refused device {device}, clusters of " \
+                                       f"{cluster} ({STATUS_NAMES.get(status, status)})"
+                break
         self.placed.add(device)
 
     def turn(self, on: bool) -> None:
