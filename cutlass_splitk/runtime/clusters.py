@@ -15,6 +15,7 @@ Nothing here runs at import.
 from __future__ import annotations
 
 from importlib import resources
+from typing import Any, Tuple
 
 from . import cudacore
 
@@ -25,31 +26,52 @@ def _probe_ptx() -> bytes:
     return resources.files(__package__).joinpath("cluster_probe.ptx").read_bytes() + b"\0"
 
 
+def load_kernel(ptx: bytes, name: bytes, index: int) -> Tuple[Any, Any, int]:
+    """(module, function, shared memory): ``name`` of ``ptx`` (NUL-terminated) JIT-loaded on the current context, its
+    dynamic shared memory raised to device ``index``'s opt-in maximum, which a launch asks for to run one CTA per SM."""
+    d, check = cudacore.driver(), cudacore.check
+    attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    smem = int(check(d.cuDeviceGetAttribute(attr, d.CUdevice(index)), "cuDeviceGetAttribute"))
+    module = check(d.cuModuleLoadData(ptx), "cuModuleLoadData")
+    try:
+        func = check(d.cuModuleGetFunction(module, name), "cuModuleGetFunction")
+        dynamic = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(d.cuFuncSetAttribute(func, dynamic, smem), "cuFuncSetAttribute")
+    except Exception:
+        d.cuModuleUnload(module)
+        raise
+    return module, func, smem
+
+
+def launch_config(cluster: int, ctas: int, smem: int, stream: Any = None) -> Any:
+    """A CUlaunchConfig of ``ctas`` CTAs of PROBE_THREADS threads in clusters of ``cluster`` (x) with ``smem`` bytes of
+    dynamic shared memory, on ``stream``."""
+    d = cudacore.driver()
+    launch = d.CUlaunchAttribute()
+    launch.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    launch.value.clusterDim.x, launch.value.clusterDim.y, launch.value.clusterDim.z = cluster, 1, 1
+    config = d.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = ctas, 1, 1
+    config.blockDimX, config.blockDimY, config.blockDimZ = PROBE_THREADS, 1, 1
+    config.sharedMemBytes = smem
+    if stream is not None:
+        config.hStream = stream
+    config.attrs, config.numAttrs = [launch], 1
+    return config
+
+
 def max_active_ctas(index: int, cluster: int) -> int:
     """CTAs of device ``index`` resident at once in clusters of ``cluster`` CTAs at one CTA per SM
     (cuOccupancyMaxActiveClusters x ``cluster``). Raises where the driver cannot say (KernelError naming the
     call; cuda.bindings' own error where no driver is found)."""
     d = cudacore.driver()
-    check = cudacore.check
     devices = cudacore.Devices()
     previous = devices.enter(index)  # the thread's context given back as it was, none included
     module = None
     try:
-        attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-        smem = int(check(d.cuDeviceGetAttribute(attr, d.CUdevice(index)), "cuDeviceGetAttribute"))
-        module = check(d.cuModuleLoadData(_probe_ptx()), "cuModuleLoadData")
-        func = check(d.cuModuleGetFunction(module, b"cks_cluster_probe"), "cuModuleGetFunction")
-        dynamic = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        check(d.cuFuncSetAttribute(func, dynamic, smem), "cuFuncSetAttribute")
-        launch = d.CUlaunchAttribute()
-        launch.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        launch.value.clusterDim.x, launch.value.clusterDim.y, launch.value.clusterDim.z = cluster, 1, 1
-        config = d.CUlaunchConfig()
-        config.gridDimX, config.gridDimY, config.gridDimZ = cluster, 1, 1
-        config.blockDimX, config.blockDimY, config.blockDimZ = PROBE_THREADS, 1, 1
-        config.sharedMemBytes = smem
-        config.attrs, config.numAttrs = [launch], 1
-        return int(check(d.cuOccupancyMaxActiveClusters(func, config), "cuOccupancyMaxActiveClusters")) * cluster
+        module, func, smem = load_kernel(_probe_ptx(), b"cks_cluster_probe", index)
+        config = launch_config(cluster, cluster, smem)
+        return int(cudacore.check(d.cuOccupancyMaxActiveClusters(func, config), "cuOccupancyMaxActiveClusters")) * cluster
     finally:
         if module is not None:
             d.cuModuleUnload(module)
@@ -68,4 +90,4 @@ def cluster4_ctas(index: int, major: int) -> int:
         return 0
 
 
-__all__ = ["cluster4_ctas", "max_active_ctas"]
+__all__ = ["cluster4_ctas", "launch_config", "load_kernel", "max_active_ctas"]

@@ -25,8 +25,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 
 from . import cudacore
 from .abi import STATUS_NAMES
+from .clusters import launch_config, load_kernel
 
-PROBE_THREADS = 128
 SLOT_CLUSTERS = (1, 2)  # the cluster sizes whose order the partial GEMM can change
 GPC_CLUSTERS = (16, 8, 4)  # launched to find the GPCs (16 where the device allows it)
 GPC_ROUNDS = 4
@@ -96,37 +96,27 @@ class _Probe:
     def __init__(self, index: int, stream: int):
         d = self.d = cudacore.driver()
         check = cudacore.check
-        self.module = check(d.cuModuleLoadData(_probe_ptx()), "cuModuleLoadData")
-        self.func = check(d.cuModuleGetFunction(self.module, b"cks_place_probe"), "cuModuleGetFunction")
-        attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-        self.smem = int(check(d.cuDeviceGetAttribute(attr, d.CUdevice(index)), "cuDeviceGetAttribute"))
-        dynamic = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        check(d.cuFuncSetAttribute(self.func, dynamic, self.smem), "cuFuncSetAttribute")
-        nonportable = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-        self.nonportable = int(d.cuFuncSetAttribute(self.func, nonportable, 1)[0]) == 0
-        self.stream = check(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_NON_BLOCKING)), "cuStreamCreate")
-        # behind the caller's work (the legacy stream's too: ours does not wait for it by itself)
-        event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
-        try:
-            check(d.cuEventRecord(event, d.CUstream(stream)), "cuEventRecord")
-            check(d.cuStreamWaitEvent(self.stream, event, 0), "cuStreamWaitEvent")
-        finally:
-            d.cuEventDestroy(event)
+        self.module, self.func, self.smem = load_kernel(_probe_ptx(), b"cks_place_probe", index)
+        self.stream = self.buffer = None
         self.words = 2 + 8 * 1024
-        self.buffer = check(d.cuMemAllocAsync(4 * self.words, self.stream), "cuMemAllocAsync")
+        try:
+            nonportable = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            self.nonportable = int(d.cuFuncSetAttribute(self.func, nonportable, 1)[0]) == 0
+            self.stream = check(d.cuStreamCreate(int(d.CUstream_flags.CU_STREAM_NON_BLOCKING)), "cuStreamCreate")
+            # behind the caller's work (the legacy stream's too: ours does not wait for it by itself)
+            event = check(d.cuEventCreate(int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
+            try:
+                check(d.cuEventRecord(event, d.CUstream(stream)), "cuEventRecord")
+                check(d.cuStreamWaitEvent(self.stream, event, 0), "cuStreamWaitEvent")
+            finally:
+                d.cuEventDestroy(event)
+            self.buffer = check(d.cuMemAllocAsync(4 * self.words, self.stream), "cuMemAllocAsync")
+        except Exception:
+            self.close()
+            raise
 
     def config(self, cluster: int, clusters: int) -> object:
-        d = self.d
-        launch = d.CUlaunchAttribute()
-        launch.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        launch.value.clusterDim.x, launch.value.clusterDim.y, launch.value.clusterDim.z = cluster, 1, 1
-        config = d.CUlaunchConfig()
-        config.gridDimX, config.gridDimY, config.gridDimZ = cluster * clusters, 1, 1
-        config.blockDimX, config.blockDimY, config.blockDimZ = PROBE_THREADS, 1, 1
-        config.sharedMemBytes = self.smem
-        config.hStream = self.stream
-        config.attrs, config.numAttrs = [launch], 1
-        return config
+        return launch_config(cluster, cluster * clusters, self.smem, self.stream)
 
     def max_clusters(self, cluster: int) -> int:
         if cluster > 8 and not self.nonportable:
@@ -150,9 +140,11 @@ class _Probe:
 
     def close(self) -> None:
         d = self.d
-        d.cuMemFreeAsync(self.buffer, self.stream)
-        d.cuStreamSynchronize(self.stream)
-        d.cuStreamDestroy(self.stream)
+        if self.buffer is not None:
+            d.cuMemFreeAsync(self.buffer, self.stream)
+        if self.stream is not None:
+            d.cuStreamSynchronize(self.stream)
+            d.cuStreamDestroy(self.stream)
         d.cuModuleUnload(self.module)
 
 
