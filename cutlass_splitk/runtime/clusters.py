@@ -22,14 +22,12 @@ from . import cudacore
 PROBE_THREADS = 128
 
 
-def _probe_ptx() -> bytes:
-    return resources.files(__package__).joinpath("cluster_probe.ptx").read_bytes() + b"\0"
-
-
-def load_kernel(ptx: bytes, name: bytes, index: int) -> Tuple[Any, Any, int]:
-    """(module, function, shared memory): ``name`` of ``ptx`` (NUL-terminated) JIT-loaded on the current context, its
-    dynamic shared memory raised to device ``index``'s opt-in maximum, which a launch asks for to run one CTA per SM."""
+def load_kernel(ptx_file: str, name: bytes, index: int) -> Tuple[Any, Any, int]:
+    """(module, function, shared memory): kernel ``name`` of this package's ``ptx_file`` JIT-loaded on the current
+    context, its dynamic shared memory raised to device ``index``'s opt-in maximum, which a launch asks for to run one
+    CTA per SM."""
     d, check = cudacore.driver(), cudacore.check
+    ptx = resources.files(__package__).joinpath(ptx_file).read_bytes() + b"\0"
     attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
     smem = int(check(d.cuDeviceGetAttribute(attr, d.CUdevice(index)), "cuDeviceGetAttribute"))
     module = check(d.cuModuleLoadData(ptx), "cuModuleLoadData")
@@ -69,7 +67,7 @@ def max_active_ctas(index: int, cluster: int) -> int:
     previous = devices.enter(index)  # the thread's context given back as it was, none included
     module = None
     try:
-        module, func, smem = load_kernel(_probe_ptx(), b"cks_cluster_probe", index)
+        module, func, smem = load_kernel("cluster_probe.ptx", b"cks_cluster_probe", index)
         config = launch_config(cluster, cluster, smem)
         return int(cudacore.check(d.cuOccupancyMaxActiveClusters(func, config), "cuOccupancyMaxActiveClusters")) * cluster
     finally:

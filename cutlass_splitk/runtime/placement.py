@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from . import cudacore
@@ -86,17 +85,13 @@ def slot_groups(slot_sms: Sequence[int], gpcs: Sequence[Sequence[int]]) -> bytes
     return bytes(out)
 
 
-def _probe_ptx() -> bytes:
-    return resources.files(__package__).joinpath("placement_probe.ptx").read_bytes() + b"\0"
-
-
 class _Probe:
     """The probe kernel loaded on the current context, its launches on a stream of its own."""
 
     def __init__(self, index: int, stream: int):
         d = self.d = cudacore.driver()
         check = cudacore.check
-        self.module, self.func, self.smem = load_kernel(_probe_ptx(), b"cks_place_probe", index)
+        self.module, self.func, self.smem = load_kernel("placement_probe.ptx", b"cks_place_probe", index)
         self.stream = self.buffer = None
         self.words = 2 + 8 * 1024
         try:
