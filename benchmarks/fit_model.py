@@ -6,14 +6,17 @@ the swept shapes, restricted to the variants whose names contain one of --keep (
 A `benchmarks/variant_ab.py --json` file (a list of records) is read as sweeps too. Ranked as the
 runtime ranks them: sm80 variants only where no sm90 one runs; --tma-epilogue for sweeps of an op
 without E or permute (EpilogueSpec.tma_in_kernel), with --activation where it has GELU (EpilogueSpec.transcendental);
---device h200 for sweeps run on an H200.
+--device h200 for sweeps run on an H200; --gpc-order for sweeps of libraries that ran the partial GEMMs in the GPC order
+(session 29 on, the default since).
 
     python3 benchmarks/fit_model.py benchmarks/explore_h100.json --backend sm80
     python3 benchmarks/fit_model.py benchmarks/explore_sm90_h100.json --backend sm90 --keep t64x128x128_c1x1_pp ...
     python3 benchmarks/fit_model.py benchmarks/sweep_lbg_session21_h200.json --tma-epilogue --activation --device h200 --samples 0
+    python3 benchmarks/fit_model.py benchmarks/sweep_fresh_session30_h100.json --activation --gpc-order --samples 0
 """
 
 import argparse
+import dataclasses
 import json
 import math
 import random
@@ -115,6 +118,7 @@ GRIDS = {
         "SM90_BOX_BYTES_PER_S": [60e9, 72e9, 100e9],
         "SM90_OOB_BYTES_PER_S": [20e9, 25e9, 35e9],
         "SM90_WEIGHT_REREAD": [0.1, 0.2, 0.4],
+        "SM90_GPC_BOX_GAIN": [1.65, 1.75, 1.9],
     },
 }
 
@@ -130,8 +134,10 @@ def main() -> None:
     ap.add_argument("--tma-epilogue", action="store_true", help="the swept op has no E and no permute")
     ap.add_argument("--activation", action="store_true", help="the swept op's epilogue has GELU, SiLU or sigmoid")
     ap.add_argument("--device", choices=sorted(DEVICES), default="h100")
+    ap.add_argument("--gpc-order", action="store_true", help="the sweeps ran the partial GEMMs in the GPC order")
     args = ap.parse_args()
-    shapes, dev, tma = load(args.json), DEVICES[args.device], args.tma_epilogue
+    shapes, tma = load(args.json), args.tma_epilogue
+    dev = dataclasses.replace(DEVICES[args.device], gpc_order=args.gpc_order)
     worst, mean, lines = score(shapes, args.keep, dev, tma, args.activation)
     print(f"current constants: worst {worst:.3f}, mean {mean:.3f}")
     print("\n".join(lines))

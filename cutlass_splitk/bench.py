@@ -133,8 +133,7 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
         except ValueError as exc:  # a shape the op refuses (e.g. a head size that is not a multiple of 8)
             print(f"  skipped: {exc}", file=out)
             continue
-        device = lib.device_info(torch.cuda.current_device())
-        choice = op.candidates(s.m, s.n, s.k, device)[0].describe()
+        choice = op.candidates(s.m, s.n, s.k, op.device_info(torch.cuda.current_device()))[0].describe()
         chain, args = chain_fn(op, a, b, kw)
         compared = [lambda: op(a, b, out=out_t, **kw), lambda: torch.matmul(a, b), lambda: chain(a, b, **args)]
         if use_compile:

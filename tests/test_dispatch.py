@@ -223,7 +223,8 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
     if v.params.swap_ab:  # the kernel's tile and cluster run along (N, M)
         tm, tn = tn, tm
     tiles = -(-m // tm) * -(-n // tn)
-    rate = timemodel.SM90_FLOPS_PER_SM * min(1.0, (tm * tn / 16384) ** timemodel.SM90_EFF_EXPONENT)
+    area = tm * tn * (2 if v.params.schedule is Schedule.PINGPONG else 1)  # a ping-pong CTA: both warpgroups' tiles
+    rate = timemodel.SM90_FLOPS_PER_SM * min(1.0, (area / 16384) ** timemodel.SM90_EFF_EXPONENT)
     slices = []  # (partitions, K length) of the launch
     if v.mode is SplitMode.PARALLEL:  # whole k-tiles per slice, one launch, the last slice cut at K
         length = -(-(-(-k // split)) // tk) * tk
@@ -249,15 +250,22 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
     # per pair, the epilogue under the other warpgroup's MMAs
     pair = tma and v.params.schedule is Schedule.PINGPONG and v.mode is SplitMode.SERIAL and parts == 1
     per_k = 2.0 * ((tm + tn - outside) / timemodel.SM90_BOX_BYTES_PER_S + outside / timemodel.SM90_OOB_BYTES_PER_S)
+    # the GPC order (a parallel launch of at most 1024 units of clusters of one or two, two sharers or more): the rows
+    # each CTA loads for itself (the B tile where the sharers run along M, else the A tile) stream faster
+    rows_m, rows_n = -(-(-(-m // tm)) // cm), -(-(-(-n // tn)) // cn)  # tiles, counted in clusters
+    along_m = cm == 1 and (cn == 2 or (rows_n < rows_m if v.params.swap_ab else rows_m >= rows_n))
+    gpc = dev.gpc_order and v.mode is SplitMode.PARALLEL and cm * cn <= 2 and (rows_m if along_m else rows_n) >= 2
+    own = (tn if along_m else tm) * 2.0 / timemodel.SM90_BOX_BYTES_PER_S
     main = 0.0
     for p, k_len in slices:
         units = tiles * p
+        box = per_k - own * (1.0 - 1.0 / timemodel.SM90_GPC_BOX_GAIN) if gpc and padded * p <= 1024 * cm * cn else per_k
         streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (depth / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
         bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
         t_mem = max(2.0 * (m * k + k * n * b_reads) / bw * 1e6,
                     units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth) * 1e6)
         cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else -(-(padded * p) // dev.sm_count) * k_len
-        t_mem = max(t_mem, per_k * cta_k * 1e6)
+        t_mem = max(t_mem, box * cta_k * 1e6)
         if v.mode is SplitMode.STREAM_K:
             fills = max(1.0, padded / dev.sm_count)  # the pipeline fill once per tile an SM takes
             t_compute = 2.0 * padded * tm * tn * k / (dev.sm_count * rate) * 1e6 + timemodel.SM90_WAVE_OVERHEAD_US * fills
@@ -291,13 +299,15 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
 
 @pytest.mark.parametrize("m, n, k", [(16, 4096, 14336), (256, 256, 65536), (4096, 4096, 4096), (100, 136, 1000),
                                      (128, 2048, 28672), (1000, 8192, 8192)])
-def test_sm90_predict_follows_the_documented_model(m, n, k):
+@pytest.mark.parametrize("gpc_order", [False, True])
+def test_sm90_predict_follows_the_documented_model(m, n, k, gpc_order):
     assert SHIPPED_SM90
+    dev = replace(DEVICE, gpc_order=gpc_order)
     for v in SHIPPED_SM90:
         for split in v.splits:
             for tma, act in ((False, False), (True, False), (True, True)):
-                c = timemodel.predict(v, m, n, k, split, DEVICE, tma, act)
-                parts, total = _documented_prediction_sm90(v, m, n, k, split, DEVICE, tma, act)
+                c = timemodel.predict(v, m, n, k, split, dev, tma, act)
+                parts, total = _documented_prediction_sm90(v, m, n, k, split, dev, tma, act)
                 assert (c.split, c.parts) == (split, parts)
                 assert c.predicted_us == pytest.approx(total, rel=1e-12), (v.name, split, tma, act)
 
@@ -684,3 +694,20 @@ def test_sm90_the_partial_tile_runs_without_a_cluster_only_where_a_cluster_would
                 if c.variant.params.cluster == (1, 1) and c.variant.tile == (128, 128, 64) and c.split == best.split]
         if best.variant.tile == (128, 128, 64) and 2 * k * n < timemodel.SM90_L2_BYTES:
             assert lone[0].predicted_us == best.predicted_us  # the same split without the cluster: alike (a tie)
+
+
+@pytest.mark.parametrize("m, n, k, off, on", [
+    # sessions 29-30, H100, the chain op swept with the GPC order on (graph us): the 64x128 ping-pong tile's own B
+    # rows merged with its four to ten sharers' made it the best candidate (32.8 against 37.1, 36.7 against 38.6,
+    # 24.6 against 27.4); the 128x128 tile in 2x1 clusters shares its A tile with twenty (38.8 against 43.6)
+    (320, 1280, 16384, "t128x128x64_c1x2_coop_sauto_a8 4", "t64x128x64_c1x2_pp_sauto_a8 2"),
+    (512, 512, 32768, "t128x128x64_c1x2_coop_sauto_a8 8", "t64x128x64_c1x2_pp_sauto_a8 4"),
+    (256, 1024, 16384, "t128x128x64_c1x2_coop_sauto_a8 8", "t64x128x64_c1x2_pp_sauto_a8 4"),
+    (160, 2560, 12288, "t128x128x64_c1x2_coop_sauto_a8 3", "t128x128x64_c2x1_coop_sauto_a8 3"),
+])
+def test_the_gpc_order_moves_the_measured_picks(m, n, k, off, on):
+    op = next(o for o in load_config(CONFIGS / "default.yaml").ops if o.name == "bias_gelu_mul_permute_f16")
+    h100 = DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0, 120)
+    for dev, want in ((h100, off), (replace(h100, gpc_order=True), on)):
+        pick = rank(op.variants, m, n, k, dev, None, op.archs, op.epilogue.tma_in_kernel, op.epilogue.transcendental)[0]
+        assert f"{pick.variant.name.split('_sm90_')[1]} {pick.split}" == want

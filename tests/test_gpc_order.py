@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from cks_testutil import CONFIGS
+from cutlass_splitk.config import load_config
 from cutlass_splitk.runtime import placement, platform
+from cutlass_splitk.runtime.dispatch import DeviceInfo
 from cutlass_splitk.runtime.errors import KernelError
 from cutlass_splitk.runtime.placement import Placement, Placer, gpc_sets, slot_groups
 
@@ -216,16 +219,17 @@ def test_placer_gives_each_device_its_placement_once_and_takes_it_back():
     placer.place(1, stream=79)
     assert platform_.asked == [(1, 77), (1, 78)]
     assert setter.calls == [(1, 1, 3, bytes([0, 1, 0])), (1, 2, 2, bytes([1, 0]))]
-    assert placer.placed == {1}
+    assert placer.placed == {1} and placer.given == {1}
     setter.calls.clear()
     placer.turn(False)  # at once for the devices placed: the library forgets the placement
-    assert setter.calls == [(1, 1, 0, None), (1, 2, 0, None)] and placer.placed == {1}
+    assert setter.calls == [(1, 1, 0, None), (1, 2, 0, None)] and placer.placed == {1} and placer.given == set()
     placer.place(0)  # off: nothing measured
     assert platform_.asked[-1] == (1, 78) and (0, 1, 0, None) in setter.calls
     setter.calls.clear()
     placer.turn(True)
     assert sorted(setter.calls) == [(0, 1, 3, bytes([0, 1, 0])), (0, 2, 2, bytes([1, 0])),
                                     (1, 1, 3, bytes([0, 1, 0])), (1, 2, 2, bytes([1, 0]))]
+    assert placer.given == {0, 1}
 
 
 def test_placer_without_a_setter_or_a_measuring_platform():
@@ -233,7 +237,7 @@ def test_placer_without_a_setter_or_a_measuring_platform():
     setter = FakeSetter()
     placer = Placer("op", setter, object())  # a platform that measures nothing: the library keeps CUTLASS's order
     placer.place(0)
-    assert setter.calls == [(0, 1, 0, None), (0, 2, 0, None)] and placer.placed == {0}
+    assert setter.calls == [(0, 1, 0, None), (0, 2, 0, None)] and placer.placed == {0} and placer.given == set()
 
 
 def test_placer_goes_on_where_the_library_refuses_a_placement():
@@ -241,8 +245,34 @@ def test_placer_goes_on_where_the_library_refuses_a_placement():
     placer = Placer("linear_f16", setter, Measured([]))
     placer.place(70)  # the call goes on in CUTLASS's order; not asked again
     placer.place(70)
-    assert setter.calls == [(70, 1, 3, bytes([0, 1, 0]))] and placer.placed == {70}
+    assert setter.calls == [(70, 1, 3, bytes([0, 1, 0]))] and placer.placed == {70} and placer.given == set()
     assert placer.refused == {70: "linear_f16: cks_sm90_set_placement refused device 70, clusters of 1 (invalid problem)"}
+
+
+class Devices(Measured):
+    def device_info(self, index):
+        return DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0, 120)
+
+
+def test_the_time_model_knows_the_order_where_the_library_runs_it():
+    """Launcher.device_info: the GPC order in the model's device where the library took a placement there (asked
+    for first, behind the stream given); not before, not where it is turned off, refused or has no sm90 partial GEMM."""
+    from cutlass_splitk.runtime.launcher import Launcher
+
+    spec = next(o for o in load_config(CONFIGS / "default.yaml").ops if o.name == "linear_f16")
+    setter, devices = FakeSetter(), Devices([None])
+    launcher = Launcher(spec, type("Bound", (), {"set_placement": setter})(), None, devices, None)
+    assert not launcher.device_info(0).gpc_order  # nothing asked: not placed yet
+    assert not launcher.device_info(0, stream=5).gpc_order and devices.asked == [(0, 5)]  # a capture, say
+    assert launcher.device_info(0, stream=6).gpc_order and devices.asked == [(0, 5), (0, 6)]
+    assert launcher.device_info(0).gpc_order and len(devices.asked) == 2
+    launcher.placer.turn(False)
+    assert not launcher.device_info(0, stream=7).gpc_order
+    launcher.placer.turn(True)
+    assert launcher.device_info(0).gpc_order
+    refusing = Launcher(spec, type("Bound", (), {"set_placement": FakeSetter(status=1)})(), None, Devices([]), None)
+    assert not refusing.device_info(3, stream=0).gpc_order
+    assert not Launcher(spec, type("Bound", (), {})(), None, Devices([]), None).device_info(0, stream=0).gpc_order
 
 
 def test_platform_measures_once_and_gives_up_on_unsteady_or_refused_probes(monkeypatch):

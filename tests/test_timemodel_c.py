@@ -1,4 +1,4 @@
-"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v11) against the Python
+"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v12) against the Python
 model it mirrors (runtime/timemodel.py through dispatch.rank): the same candidates, in the same
 order, with bit-identical predicted times, for every variant of the shipped and the exploration
 configs, on several modelled GPUs and thousands of problems. The header is compiled here by the
@@ -7,6 +7,7 @@ host C++ compiler (the libraries compile it with nvcc's; test_build checks that 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import random
 import shutil
 import subprocess
@@ -29,6 +30,7 @@ HARNESS = r"""
 
 DEVICES = [
     DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0),
+    dataclasses.replace(DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0, 120), gpc_order=True),
     DeviceInfo.from_properties("NVIDIA H200", 132, 9, 0, cluster4_ctas=112),  # a count the driver gave
     DeviceInfo.from_properties("NVIDIA H100 PCIe", 114, 9, 0),
     DeviceInfo.from_properties("NVIDIA A100-SXM4-80GB", 108, 8, 0),
@@ -89,7 +91,7 @@ def test_every_shipped_and_explored_variant_is_covered():
     assert any(len({v.backend for v in dispatch.runnable(op.variants, op.archs, DEVICES[0])}) == 2 for op in OPS)
 
 
-@pytest.mark.parametrize("dev", DEVICES, ids=lambda d: d.name)
+@pytest.mark.parametrize("dev", DEVICES, ids=lambda d: d.name + (" (GPC order)" if d.gpc_order else ""))
 def test_c_model_ranks_like_the_python_model(cks_rank, dev):
     rng = random.Random(20261123)
     compared = 0
@@ -116,7 +118,7 @@ def test_c_model_offers_nothing_where_python_offers_nothing(cks_rank):
 
 @pytest.mark.parametrize("name", ["linear_f16", "linear_bias_gelu_f16"])
 def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch, name):
-    """The launcher asks cks_rank_v11 when the bound library has it (and never the Python model),
+    """The launcher asks cks_rank_v12 when the bound library has it (and never the Python model),
     once per (pool, device) building the ranking."""
     from cutlass_splitk.runtime.launcher import Launcher
 
@@ -135,6 +137,6 @@ def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch, name):
         pool, 4096, 4096, 256, dev, None, op.archs, True, name != "linear_f16")[0].variant.name)
     built = launcher._rankings.lookup((id(pool), 0))
     assert launcher.ranked(pool, 17, 4096, 4096, dev, None, 0) and launcher._rankings.lookup((id(pool), 0)) is built
-    a100 = DEVICES[3]  # another GPU model under the same index: a new ranking
+    a100 = DEVICES[4]  # another GPU model under the same index: a new ranking
     launcher.ranked(pool, 17, 4096, 4096, a100, None, 0)
     assert launcher._rankings.lookup((id(pool), 0))[1] is a100

@@ -73,14 +73,14 @@ MODEL_CONSTANTS = (
     "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element", "sm90_streamk_us",
     "sm90_streamk_fraction", "sm90_box_bytes_per_s", "sm90_oob_bytes_per_s", "sm90_l2_bytes", "sm90_weight_reread",
     "sm90_tma_epilogue_us_per_element", "sm90_pp_activation_us_per_element", "sm90_underfill_exponent",
-    "sm90_underfill_max")
+    "sm90_underfill_max", "sm90_gpc_box_gain")
 
 
 class CksModel(ctypes.Structure):
     """timemodel.py's constants (MODEL_CONSTANTS), then the device's figures (cks_timemodel.h)."""
 
     _fields_ = [(name, ctypes.c_double) for name in MODEL_CONSTANTS + ("bandwidth", "mma_flops_per_sm")] + [
-        ("sm_count", ctypes.c_int64), ("cluster4_ctas", ctypes.c_int64)]
+        ("sm_count", ctypes.c_int64), ("cluster4_ctas", ctypes.c_int64), ("gpc_order", ctypes.c_int64)]
 
 
 MODEL_SWAP_AB = 1  # CksModelVariant.flags (CKS_MODEL_SWAP_AB): an sm90 kernel with swapped operands
@@ -113,7 +113,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v11 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v12 (cks_timemodel.h); None in older libraries
     # cks_sm90_set_placement(device, cluster, slots, groups) (sm90_gpc_scheduler.cuh); None without sm90 partial GEMMs
     set_placement: Optional[Callable[..., int]] = None
 
@@ -150,9 +150,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v11`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v12`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v11
+        fn = handle.cks_rank_v12
     except AttributeError:
         return None
     fn.restype = ctypes.c_int

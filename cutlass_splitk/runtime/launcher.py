@@ -8,7 +8,7 @@ its bound library, the workspace, the platform, the tuner); it never calls back 
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, Generic, Hashable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from ..spec import KernelVariant, OpSpec, Permute
@@ -128,7 +128,7 @@ class Launcher:
         self.platform = platform
         self.tuner = tuner
         self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
-        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v11, where the library has it
+        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v12, where the library has it
         # gives the library each device's placement (the sm90 partial GEMMs' GPC order) before its first launch there
         self.placer = placement.Placer(spec.name, getattr(bound, "set_placement", None), platform)
         # (id(pool), device index) -> (pool, DeviceInfo, their NativeRanking): the pool is kept so
@@ -185,9 +185,17 @@ class Launcher:
         raise ValueError(f"{self.spec.name}: no built variant can run M={r.m} N={o.n} K={o.k} "
                          f"({self.spec.dtype.value}):\n  " + "\n  ".join(sorted(set(rejected))))
 
+    def device_info(self, index: int, stream: Optional[int] = None) -> dispatch.DeviceInfo:
+        """The device as the time model sees it for this op's library: with the GPC order where the
+        library runs it there (placed first, behind ``stream``, where one is given)."""
+        if stream is not None and index not in self.placer.placed:
+            self.placer.place(index, stream)
+        dev = self.platform.device_info(index)
+        return replace(dev, gpc_order=True) if self.placer.on and index in self.placer.given else dev
+
     def _order(self, r: Request, args: abi.CksArgs, stream: int) -> List[Tuple[str, int]]:
         o = r.operands
-        dev = self.platform.device_info(r.device_index)
+        dev = self.device_info(r.device_index, stream)
         order = self.ranked(r.pool, r.m, o.n, o.k, dev, r.split_k, r.device_index)
         if not order:
             raise ValueError(f"{self.spec.name}: no built variant runs on {dev.name} (compute capability "
@@ -203,7 +211,7 @@ class Launcher:
 
     def ranked(self, pool: Sequence[KernelVariant], m: int, n: int, k: int, dev: dispatch.DeviceInfo,
                split: Optional[int], device_index: int) -> List[Tuple[str, int]]:
-        """dispatch.rank's order of (variant, split): from the library's cks_rank_v11 where it has
+        """dispatch.rank's order of (variant, split): from the library's cks_rank_v12 where it has
         one (the first call of a new problem: ~30x less host time), else in Python."""
         epi = self.spec.epilogue
         if self._native_rank is None:

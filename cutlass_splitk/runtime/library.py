@@ -157,9 +157,10 @@ class Library:
                 top: int = 5) -> str:
         """Which variant, mode and split the heuristic picks for (m, n, k), and why."""
         o = self.op(op)
-        dev = device or self.device_info(self.platform.current_device())
+        dev = device or o.device_info(self.platform.current_device())
         cands = o.candidates(m, n, k, dev, split_k, mode, variant)
         quads = f", {dev.cluster4_ctas} of them in clusters of four" if dev.cluster4_ctas else ""
+        quads += ", partial GEMMs in the GPC order" if dev.gpc_order else ""
         lines = [f"{op}: M={m} N={n} K={k} on {dev.name} ({dev.sm_count} SMs{quads}, compute capability "
                  f"{dev.capability}), heuristic ranking:"]
         if device is None and split_k is None and mode is None and variant is None:

@@ -127,6 +127,11 @@ class Op:
 
     # --- selection ------------------------------------------------------------------------
 
+    def device_info(self, index: int) -> dispatch.DeviceInfo:
+        """Device ``index`` as this op's time model sees it (Launcher.device_info: the GPC order, measured
+        first on the device's current stream where it was not yet)."""
+        return self.launcher.device_info(index, self.platform.stream(index))
+
     def candidates(self, m: int, n: int, k: int, dev: dispatch.DeviceInfo, split_k: Optional[int] = None,
                    mode: Optional[str] = None, variant: Optional[str] = None,
                    runnable_only: bool = True) -> List[dispatch.Candidate]:
@@ -244,7 +249,7 @@ class Op:
             a, b, kw = inputs[next(calls) % sets]
             self(a, b, split_k=split, variant=name, **kw)
 
-        cands = [(c.variant.name, c.split) for c in self.candidates(m, n, k, self.platform.device_info(index))]
+        cands = [(c.variant.name, c.split) for c in self.candidates(m, n, k, self.device_info(index))]
         results = tuning.time_candidates(run, cands)
         if not results:
             raise ValueError(f"{self.name}: no built variant can run M={m} N={n} K={k}")

@@ -187,7 +187,8 @@ def measure(index: int, stream: int = 0) -> Optional[Placement]:
 class Placer:
     """Gives one op's library (its ``cks_sm90_set_placement``, ``setter``; None where it has no
     sm90 partial GEMM) each device's placement from ``platform.placement`` before the first
-    launch there, or takes it back where ``on`` is false. ``placed``: the devices done."""
+    launch there, or takes it back where ``on`` is false. ``placed``: the devices done; ``given``: those
+    whose library runs the GPC order (a placement measured and taken)."""
 
     def __init__(self, op: str, setter: Optional[Callable[..., int]], platform: Any):
         self.op = op
@@ -195,6 +196,7 @@ class Placer:
         self.measure = getattr(platform, "placement", None)  # None: a platform without placements
         self.on = True
         self.placed: Set[int] = set()
+        self.given: Set[int] = set()
         self.refused: Dict[int, str] = {}  # devices whose placement the library refused (CUTLASS's order there)
 
     def place(self, device: int, stream: int = 0) -> None:
@@ -205,6 +207,7 @@ class Placer:
         found = self.measure(device, stream) if self.on and self.measure is not None else None
         if found is None and self.on and self.measure is not None:
             return
+        self.given.discard(device)
         for cluster in SLOT_CLUSTERS:
             groups = found.groups.get(cluster, b"") if found is not None else b""
             status = self.setter(device, cluster, len(groups), groups or None)
@@ -212,6 +215,9 @@ class Placer:
                 self.refused[device] = f"{self.op}: cks_sm90_set_placement refused device {device}, clusters of " \
                                        f"{cluster} ({STATUS_NAMES.get(status, status)})"
                 break
+        else:
+            if found is not None:
+                self.given.add(device)
         self.placed.add(device)
 
     def turn(self, on: bool) -> None:

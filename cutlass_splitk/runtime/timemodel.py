@@ -1,26 +1,19 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one problem and device.
 dispatch.py evaluates it for every candidate and picks the smallest, on the first call of every new problem, written
-for host time (each variant's splits in one pass, the ``detail`` text formatted only when read), from the problem, the
-device's SM count and bandwidth, and each variant's tile: it runs on the CPU with fake device properties.
-
-The libraries evaluate the same model in C for a call's first launch of a new problem (``templates/cks_timemodel.h``,
-exported as ``cks_rank_v11``; dispatch.NativeRanking passes it this module's constants): **a change to the arithmetic
-below must be made there too**, in the same order of operations; tests/test_timemodel_c.py compares the two bit for bit
-and fails until it is.
+for host time (each variant's splits in one pass, the ``detail`` text formatted only when read). It runs on the CPU.
+The libraries evaluate the same model in C (``templates/cks_timemodel.h``, exported as ``cks_rank_v12``;
+dispatch.NativeRanking passes it this module's constants): **a change to the arithmetic below must be made there
+too**, in the same order of operations; tests/test_timemodel_c.py compares the two bit for bit.
 
 Model (all times in microseconds):
 
-* K partitioning follows CUTLASS: ``gemm_k_size = round_up(ceil(K / split), 64)``; ``parts = ceil(K / gemm_k_size)``.
-  Grid: ``ctas = tiles_m * tiles_n * parts``; ``slots = SMs * occupancy`` (from shared memory, at most 2 per SM);
-  ``waves = ceil(ctas / slots)``, a half-empty one as full.
-* Memory: the operands cross DRAM at least once (``2 (MK + KN)`` bytes); the CTAs' own loads, ``ctas * (tm + tn) *
-  gemm_k_size * 2`` bytes, are served by L2 at ~3x DRAM bandwidth. Compute: per wave, ``2 * tm * tn * gemm_k_size``
-  flops per CTA at the per-SM mma.sync rate, scaled by ``(tm * tn / 128^2) ** 0.1`` (capped at 1.12) and shared by an
-  SM's resident CTAs, plus 4 µs per wave (pipeline fill, epilogue). ``t_main = max(memory, compute)``.
-* Serial split-K adds the fix-up chain, the partitions' epilogues one after another through the semaphore: ``(parts -
-  1) * (1.5 + tm * tn * 7.3e-4)`` µs (H100 fit: ~13.5 µs a step at 128x128).
-* Parallel split-K adds the reduction: ``parts * M * N * 4`` bytes of partials written and read back at DRAM bandwidth,
-  plus 0.5 µs (its launch overlaps the GEMM's tail: PDL). A launch: ~3 µs.
+* sm80: K split as CUTLASS does (``gemm_k_size = round_up(ceil(K / split), 64)``, ``parts = ceil(K / gemm_k_size)``);
+  ``ctas = tiles * parts`` in waves of ``SMs * occupancy`` (shared memory, registers; at most 2 per SM). Memory: the
+  operands cross DRAM once, the CTAs' own loads come from L2 at ``L2_FACTOR`` x DRAM bandwidth. Compute: per wave, each
+  CTA's flops at the per-SM mma.sync rate x ``tile_efficiency``, shared by an SM's CTAs, + ``WAVE_OVERHEAD_US``.
+* Serial split-K adds the fix-up chain (the partitions' epilogues in turn through the semaphore); parallel split-K the
+  reduction (``parts * M * N * 4`` bytes of partials written and read back at DRAM bandwidth; its launch overlaps the
+  GEMM's tail: PDL). A launch: ``LAUNCH_US``.
 
 sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their own
 decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in one launch +
@@ -29,15 +22,17 @@ one memset launch); stream_k = every K iteration spread evenly over the SMs (a p
 one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The in-kernel epilogue follows the main loop; CUTLASS's TMA
 epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps the next tile's where no fix-up precedes it, and
 a ping-pong kernel's hides under the other warpgroup's MMAs (one pipeline fill per two tiles) as long as they last (a
-transcendental activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One CTA's TMA
-pipeline streams ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (promoted 64-deep tiles as
-128-deep ones where 128 divides K), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``,
-rows past the matrix's edge (zero-filled; per tile on average along each dimension) at ``SM90_OOB_BYTES_PER_S``:
-``t_mem``'s floor per wave. Waves count the CTAs CUTLASS's schedulers launch: the tile grid rounded up to whole
-clusters, over the CTAs the device runs at once in clusters of four (whole clusters per GPC: its own count from
-runtime/clusters.py, 120 of 132 SMs on an H100); one wave of fewer CTAs than SMs runs each faster (``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs
-(same major, minor >= target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md,
-sessions 3-24).
+transcendental activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). A ping-pong CTA
+computes at the rate of its two warpgroups' tiles together. One CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S *
+(tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (64-deep tiles as 128-deep ones where 128 divides K: promoted), its TMA
+boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (per tile on
+average) at ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Under the GPC order (``DeviceInfo.gpc_order``; a
+parallel launch of at most 1024 cluster units, clusters of 1 or 2, two sharers or more: sm90_gpc_order.h), the rows a
+CTA loads for itself, merged with its sharers' in the GPC, stream ``SM90_GPC_BOX_GAIN`` times faster. Waves count the
+CTAs CUTLASS's schedulers launch (the tile grid rounded up to whole clusters) over those the device runs at once
+(clusters of four: its own count, runtime/clusters.py); one wave of fewer CTAs than SMs runs each faster
+(``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs (same
+major, minor >= target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -70,11 +65,11 @@ SM90_FIXUP_US_PER_ELEMENT = 2.46 / (128 * 128)
 SM90_MEMSET_US = 1.0  # zeroing the stream-K turnstiles before a split launch
 SM90_EPILOGUE_US_PER_ELEMENT = 2.06 / (128 * 128)
 SM90_TMA_EPILOGUE_US_PER_ELEMENT = 0.2 / (128 * 128)  # CUTLASS's TMA epilogue (round 33: 0.19-0.26)
-# one warpgroup's TMA epilogue of a ping-pong tile with GELU / SiLU / sigmoid (bias + GELU at short K, session 24)
-SM90_PP_ACTIVATION_US_PER_ELEMENT = 6.0 / (128 * 128)
+SM90_PP_ACTIVATION_US_PER_ELEMENT = 6.0 / (128 * 128)  # one warpgroup's TMA epilogue with GELU / SiLU / sigmoid
 SM90_STREAMK_US = 16.0  # stream-K's partial-tile fix-ups and imbalance
 SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % measured on the squares)
 SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
+SM90_GPC_BOX_GAIN = 1.75  # ... its own operand's rows this much faster under the GPC order (1.65-1.9 fit)
 SM90_OOB_BYTES_PER_S = 25e9  # ... and rows past the matrix's edge (zero-filled) at this rate
 SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
 SM90_WEIGHT_REREAD = 0.55  # share of a weight past L2 read from DRAM again per further cluster row (0.45-0.6 fit)
@@ -95,6 +90,7 @@ class DeviceInfo:
     major: int = 9  # compute capability
     minor: int = 0
     cluster4_ctas: int = 0  # CTAs resident at once in clusters of four (runtime/clusters.py); 0: unknown
+    gpc_order: bool = False  # the sm90 partial GEMMs run in the GPC order here (Launcher.device_info)
 
     @property
     def capability(self) -> str:
@@ -110,8 +106,7 @@ class DeviceInfo:
 
 
 class Candidate(NamedTuple):
-    """One (variant, split) and its predicted time. ``terms`` keeps the model's intermediate figures; the ``detail``
-    text is formatted from them only when someone reads it (ranking a new problem formats nothing: first-call path)."""
+    """One (variant, split) and its predicted time; ``detail`` formats ``terms`` only when read (first-call path)."""
 
     variant: KernelVariant
     split: int
@@ -181,11 +176,11 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     mode, sms, bw = v.mode, cluster_slots(dev, cm * cn), dev.bandwidth  # sms: the persistent grid
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
     tiles = tiles_m * tiles_n
-    # CUTLASS's schedulers round the tile grid up to whole clusters: padding tiles take CTA slots too
-    padded_tiles = -(-tiles_m // cm) * cm * (-(-tiles_n // cn) * cn)
+    padded_tiles = -(-tiles_m // cm) * cm * (-(-tiles_n // cn) * cn)  # CUTLASS launches whole clusters: padding too
     oob_rows = (tiles_m * tm - m) / tiles_m + (tiles_n * tn - n) / tiles_n  # past the edge, per tile on average
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
-    rate = SM90_FLOPS_PER_SM * min(1.0, (tm * tn / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
+    mma_area = tm * tn * (2 if v.params.schedule is Schedule.PINGPONG else 1)  # ping-pong: two tiles in flight
+    rate = SM90_FLOPS_PER_SM * min(1.0, (mma_area / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
     # A and B once (a swapped kernel streams a B past L2 once per tile along M: BENCHMARKS.md, sessions
     # 13 and 23; one that fits stays in L2 for the other tiles), and
     weight_past_l2 = 2.0 * k * n > SM90_L2_BYTES
@@ -197,6 +192,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     l2_bw, flops_per_k = SM90_L2_FACTOR * bw, 2.0 * tm * tn
     fixup = SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT
     parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
+    cmt, cnt = -(-tiles_m // cm), -(-tiles_n // cn)  # the GPC order's sharers: the units along M share the B tile
+    along_m = cm == 1 and (cn == 2 or (cnt < cmt if v.params.swap_ab else cmt >= cnt))  # (op's view of the kernel's)
+    ordered = dev.gpc_order and parallel and cm * cn <= 2 and (cmt if along_m else cnt) >= 2
+    box_gpc = box_s_per_k - (tn if along_m else tm) * 2.0 / SM90_BOX_BYTES_PER_S * (1.0 - 1.0 / SM90_GPC_BOX_GAIN)
     pair = tma and v.params.schedule is Schedule.PINGPONG and not (parallel or stream_k)  # two tiles per SM
     pp_epilogue = tm * tn * SM90_PP_ACTIVATION_US_PER_ELEMENT if activation else 0.0  # one warpgroup's, per tile
     k_tiles = max(1, -(-k // tk))  # serial: at most one partition per k-tile
@@ -229,7 +228,8 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
                 t_compute = waves * t_tile + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
                 t_compute = waves * (flops_per_k * k_len / r * 1e6 + SM90_WAVE_OVERHEAD_US)
-            t_box = waves * box_s_per_k * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
+            box = box_gpc if ordered and units <= 1024 * cm * cn else box_s_per_k
+            t_box = waves * box * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
 

@@ -31,10 +31,11 @@ typedef struct CksModel {
       sm90_l2_factor, sm90_wave_overhead_us, sm90_fixup_latency_us, sm90_fixup_us_per_element, sm90_memset_us,
       sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction, sm90_box_bytes_per_s,
       sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread, sm90_tma_epilogue_us_per_element,
-      sm90_pp_activation_us_per_element, sm90_underfill_exponent, sm90_underfill_max;
+      sm90_pp_activation_us_per_element, sm90_underfill_exponent, sm90_underfill_max, sm90_gpc_box_gain;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
   int64_t cluster4_ctas;  // CTAs resident at once in clusters of four (runtime/clusters.py); 0: unknown
+  int64_t gpc_order;      // nonzero: the sm90 partial GEMMs run in the GPC order here (DeviceInfo.gpc_order)
 } CksModel;
 
 enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
@@ -96,7 +97,8 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const oob_rows = double(tiles_m * tm - m) / double(tiles_m) + double(tiles_n * tn - n) / double(tiles_n);
   double const box_s_per_k =
       ((double(tm + tn) - oob_rows) / c.sm90_box_bytes_per_s + oob_rows / c.sm90_oob_bytes_per_s) * 2.0;
-  double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(tm * tn) / (128.0 * 128.0), c.sm90_eff_exponent));
+  int64_t const mma_area = tm * tn * ((v.flags & CKS_MODEL_PINGPONG) ? 2 : 1);  // ping-pong: two tiles in flight
+  double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(mma_area) / (128.0 * 128.0), c.sm90_eff_exponent));
   bool const weight_past_l2 = 2.0 * double(k) * double(n) > c.sm90_l2_bytes;
   double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? tiles_m : 1));
   if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2)  // a weight past L2, re-read
@@ -111,6 +113,13 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const tma_epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_tma_epilogue_us_per_element;
   double const fixup = c.sm90_fixup_latency_us + double(tm * tn) * c.sm90_fixup_us_per_element;
   bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
+  // the GPC order (sm90_gpc_order.h, over the op's output): the sharers of the tile a CTA loads for itself, along M
+  // (the B tile) or along N (the A tile); a launch of at most 1024 cluster units
+  int64_t const cmt = cdiv(tiles_m, cm), cnt = cdiv(tiles_n, cn);
+  bool const along_m = cm == 1 && (cn == 2 || ((v.flags & CKS_MODEL_SWAP_AB) ? cnt < cmt : cmt >= cnt));
+  bool const ordered = c.gpc_order && parallel && cm * cn <= 2 && (along_m ? cmt : cnt) >= 2;
+  double const box_gpc = box_s_per_k - double(along_m ? tn : tm) * 2.0 / c.sm90_box_bytes_per_s *
+                                           (1.0 - 1.0 / c.sm90_gpc_box_gain);
   // ping-pong + TMA epilogue, one partition: two tiles per SM in flight, the epilogue under the other's MMAs
   bool const pair = (v.flags & CKS_MODEL_TMA_EPILOGUE) && (v.flags & CKS_MODEL_PINGPONG) && !parallel && !stream_k;
   // one warpgroup's epilogue per tile (a transcendental activation's), hidden only under as long MMAs
@@ -151,7 +160,8 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       } else {
         t_compute = double(waves) * (flops_per_k * double(k_len) / r * 1e6 + c.sm90_wave_overhead_us);
       }
-      t_box = double(waves) * box_s_per_k * double(k_len) * 1e6;
+      double const box = ordered && units <= 1024 * cm * cn ? box_gpc : box_s_per_k;
+      t_box = double(waves) * box * double(k_len) * 1e6;
     }
     if (t_box > t_mem) t_mem = t_box;
     return t_mem > t_compute ? t_mem : t_compute;
@@ -249,12 +259,12 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 }  // namespace model
 }  // namespace cks
 
-// The exported entry point (v2: CksModel gained the TMA box rates; a library exporting only the
+// The exported entry point (v12: CksModel gained the GPC order; a library exporting only an
 // older cks_rank is ranked in Python), defined where CKS_TIMEMODEL_EXPORT is (to the export attribute, or
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v11(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v12(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

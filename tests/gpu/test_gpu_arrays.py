@@ -674,7 +674,10 @@ def test_clusters_of_four_counted_by_the_driver(lib, record_property):
     assert quads % 4 == 0 and 0.8 * p.multi_processor_count <= quads <= p.multi_processor_count
     assert lib.device_info(0).cluster4_ctas == quads
     line = lib.explain("linear_f16", 640, 1280, 16384, top=1).splitlines()[0]
-    assert f"({p.multi_processor_count} SMs, {quads} of them in clusters of four, compute capability" in line
+    # explain measured the placement first, as a first call would, and ranks with the GPC order (Launcher.device_info)
+    assert 0 in lib.linear_f16.launcher.placer.given
+    assert (f"({p.multi_processor_count} SMs, {quads} of them in clusters of four, partial GEMMs in the GPC order, "
+            "compute capability") in line
     if torch.cuda.device_count() > 1:  # asking another device gives the thread its context back
         with torch.cuda.device(0):
             assert clusters.max_active_ctas(1, 4) % 4 == 0 and torch.cuda.current_device() == 0

@@ -381,6 +381,27 @@ def test_gpc_order_keeps_the_bits(lib, variant, split, m, n, k):
     assert _rel_err(outs[True], ref) < 2e-3
 
 
+@pytest.mark.parametrize("on, want", [(True, "linear_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8"),
+                                      (False, "linear_f16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8")])
+def test_first_call_ranks_with_the_gpc_order(on, want):
+    """The library's ranking (cks_rank_v12) gets the GPC order from the launcher where it runs it: a fresh library's
+    first call of 320 x 1280 x 16384 plans the 64x128 ping-pong tile (session 29's best there with the order on),
+    the 128x128 one with the order off; explain ranks the same; the result is the float64 product's."""
+    import cutlass_splitk
+    from gpu_util import BUILD_ROOT
+
+    fresh = cutlass_splitk.load(BUILD_ROOT / "default", gpc_order=on)
+    if want not in fresh.variants("linear_f16"):
+        pytest.skip(f"{want} is not built")
+    a, w, _, _ = _inputs(320, 1280, 16384, 41)
+    out = torch.full((320, 1280), float("nan"), device="cuda", dtype=torch.float16)
+    fresh.linear_f16(a, w.t(), out=out)
+    plan = next(iter(fresh.linear_f16.launcher.plans.values()))
+    assert plan.variant == want, plan
+    assert fresh.explain("linear_f16", 320, 1280, 16384, top=1).splitlines()[1].split()[1] == want
+    assert _rel_err(out, a.double() @ w.double().t()) < 2e-3
+
+
 def test_placement_waits_for_a_capture_to_end():
     """The placement probe asked behind a stream that is capturing (torch.cuda.graph: global capture mode)
     returns None without a launch or an allocation, which would break the capture: the graph then records

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Session 30's device calls, by phase (logs under /tmp/s30, copied to $OUT after each phase):
+#   fresh    every candidate of the chain op swept (f16, the GPC order on) on fourteen skinny shapes no sweep had
+#            seen: held-out data for the time model's GPC-order terms
+#   ops rest bench benchx fuzz   device_lib.sh's common phases
+source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
+fuzz_seed=20263001
+out=/tmp/s30; mkdir -p "$out"
+fresh14=(128,4096,16384 256,1024,16384 768,512,24576 64,2048,32768 448,448,32768 160,2560,12288 1024,384,20480
+         576,576,16384 96,3072,24576 2048,128,32768 352,704,28672 832,640,8192 512,1024,16384 256,768,40960)
+for phase in "$@"; do
+  case $phase in
+    fresh) sweep sweep_fresh default 'bias_gelu_mul_permute_f16' "${fresh14[@]}" ;;
+    ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
+    *) echo "unknown phase $phase" ;;
+  esac
+  echo "phase $phase done at ${SECONDS}s"
+  mkdir -p "${OUT:-device-logs}/s30" && cp -r "$out"/. "${OUT:-device-logs}/s30/"
+done
