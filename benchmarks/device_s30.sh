@@ -2,6 +2,8 @@
 # Session 30's device calls, by phase (logs under /tmp/s30, copied to $OUT after each phase):
 #   fresh    every candidate of the chain op swept (f16, the GPC order on) on fourteen skinny shapes no sweep had
 #            seen: held-out data for the time model's GPC-order terms
+#   flushab  the skinny candidates of the two leading parallel tiles (64x128 ping-pong in 1x2 clusters, 128x128 in
+#            1x2 and 2x1) timed L2-flushed (dirty) and as graph replays, every output checked (variant_ab.py)
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20263001
@@ -11,6 +13,9 @@ fresh14=(128,4096,16384 256,1024,16384 768,512,24576 64,2048,32768 448,448,32768
 for phase in "$@"; do
   case $phase in
     fresh) sweep sweep_fresh default 'bias_gelu_mul_permute_f16' "${fresh14[@]}" ;;
+    flushab) ab flushab bias_gelu_mul_permute_f16 'parallel_sm90_t(64x128x64_c1x2|128x128x64_c1x2|128x128x64_c2x1)' \
+               "a b" default 512,512,32768 256,256,65536 1024,1024,16384 320,1280,16384 256,1024,16384 160,2560,12288 \
+               384,768,16384 448,448,32768 ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac

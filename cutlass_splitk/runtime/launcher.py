@@ -191,7 +191,7 @@ class Launcher:
         if stream is not None and index not in self.placer.placed:
             self.placer.place(index, stream)
         dev = self.platform.device_info(index)
-        return replace(dev, gpc_order=True) if self.placer.on and index in self.placer.given else dev
+        return replace(dev, gpc_order=True) if index in self.placer.given else dev
 
     def _order(self, r: Request, args: abi.CksArgs, stream: int) -> List[Tuple[str, int]]:
         o = r.operands

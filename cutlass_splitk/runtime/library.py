@@ -142,6 +142,7 @@ class Library:
         return self.workspace.release(handle) + self.array_workspace.release(handle)
 
     def device_info(self, index: int) -> dispatch.DeviceInfo:
+        """Device ``index``'s figures (``lib.<op>.device_info``: as that op's time model sees it, the GPC order too)."""
         return self.platform.device_info(index)
 
     def tune(self, op: str, shapes: Sequence[Tuple[int, int, int]], *, view: Any = None,
