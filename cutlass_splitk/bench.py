@@ -177,7 +177,7 @@ def bench_op(lib, op_name: str, shapes: Sequence[Shape], dtype: str, use_compile
 def format_table(rows: Sequence[Row]) -> str:
     head = (f"{'shape':<20} {'dt':<4} {'floor':>7} {'ours':>7} {'TFLOP/s':>7} {'GB/s':>6} "
             f"{'matmul':>7} {'eager':>7} {'compile':>7} {'x floor':>7} {'vs mm':>6} {'vs eager':>8} "
-            f"{'vs comp':>7} {'graph':>7} {'host':>5} {'best':>7} {'heur/best':>9}")
+            f"{'vs comp':>7} {'graph':>7} {'mm grph':>7} {'vs mm g':>7} {'host':>5} {'best':>7} {'heur/best':>9}")
     lines = [head, "-" * len(head)]
     for r in rows:
         tflops = 2.0 * r.m * r.n * r.k / (r.ours_us * 1e-6) / 1e12
@@ -186,13 +186,15 @@ def format_table(rows: Sequence[Row]) -> str:
         vs_comp = f"{r.compile_us / r.ours_us:7.2f}" if r.compile_us else "      -"
         best = f"{r.best_us:7.1f}" if r.best_us else "      -"
         hb = f"{r.extra['ours_graph_us'] / r.best_us:9.2f}" if r.best_us else "        -"
+        graph, mm_graph = r.extra["ours_graph_us"], r.extra["matmul_graph_us"]
         lines.append(f"{r.shape:<20} {r.dtype:<4} {r.floor_us:7.1f} {r.ours_us:7.1f} {tflops:7.1f} {gbs:6.0f} "
                      f"{r.matmul_us:7.1f} {r.eager_us:7.1f} {comp} {r.ours_us / r.floor_us:7.2f} "
                      f"{r.matmul_us / r.ours_us:6.2f} {r.eager_us / r.ours_us:8.2f} {vs_comp} "
-                     f"{r.extra['ours_graph_us']:7.1f} {r.extra['host_us']:5.0f} {best} {hb}")
+                     f"{graph:7.1f} {mm_graph:7.1f} {mm_graph / graph:7.2f} {r.extra['host_us']:5.0f} {best} {hb}")
     lines.append("times in us, L2 flushed, median; ratios: 'vs X' = X time / ours (>1: we are faster); "
-                 "'x floor' = ours / floor; graph = ours as CUDA-graph replays (device time, no flush); "
-                 "host = Python dispatch us/call; heur/best = dispatcher's pick / best candidate (both graph-timed)")
+                 "'x floor' = ours / floor; graph / mm grph = ours / torch.matmul as CUDA-graph replays (device time, "
+                 "no flush), 'vs mm g' their ratio; host = Python dispatch us/call; heur/best = dispatcher's pick / best "
+                 "candidate (both graph-timed)")
     return "\n".join(lines)
 
 

@@ -272,3 +272,20 @@ def test_bench_shape_views_split_any_n_into_heads():
 def test_bench_bad_shape_exit_code_2(tmp_path, capsys):
     assert main(["bench", str(tmp_path), "--op", "linear_f16", "--shape", "16,4096"]) == 2
     assert capsys.readouterr().err == "error: --shape '16,4096': expected M,N,K (three integers, e.g. 256,4096,14336)\n"
+
+
+def test_bench_table_compares_with_cublas_flushed_and_in_graphs():
+    """The bench table's columns: cuBLAS's GEMM against ours flushed ('vs mm') and as graph replays ('mm grph',
+    'vs mm g'), the heuristic against the best swept candidate."""
+    from cutlass_splitk.bench import Row, format_table
+
+    row = Row("skinny_512", "f16", 512, 512, 32768, 25.0, 50.0, "v split=4", 45.0, 75.0, None, 40.0, "v split=8",
+              {"ours_graph_us": 36.0, "matmul_graph_us": 34.2, "host_us": 4.0})
+    head, rule, line, note = format_table([row]).splitlines()
+    cols = dict(zip(head.replace("x floor", "x_floor").replace("vs eager", "vs_eager").replace("vs comp", "vs_comp")
+                    .replace("mm grph", "mm_grph").replace("vs mm g", "vs_mm_g").replace("vs mm", "vs_mm").split(),
+                    line.split()))
+    assert cols["ours"] == "50.0" and cols["matmul"] == "45.0" and cols["vs_mm"] == "0.90"
+    assert cols["graph"] == "36.0" and cols["mm_grph"] == "34.2" and cols["vs_mm_g"] == "0.95"
+    assert cols["best"] == "40.0" and cols["heur/best"] == "0.90" and cols["compile"] == "-"
+    assert "'vs mm g' their ratio" in note and set(rule) == {"-"}
