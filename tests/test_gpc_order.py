@@ -250,8 +250,10 @@ def test_placer_goes_on_where_the_library_refuses_a_placement():
 
 
 class Devices(Measured):
-    def device_info(self, index):
-        return DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0, 120)
+    H100 = DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0, 120)
+
+    def device_info(self, index):  # one object per device, as Platform.device_info
+        return self.H100
 
 
 def test_the_time_model_knows_the_order_where_the_library_runs_it():
@@ -266,6 +268,7 @@ def test_the_time_model_knows_the_order_where_the_library_runs_it():
     assert not launcher.device_info(0, stream=5).gpc_order and devices.asked == [(0, 5)]  # a capture, say
     assert launcher.device_info(0, stream=6).gpc_order and devices.asked == [(0, 5), (0, 6)]
     assert launcher.device_info(0).gpc_order and len(devices.asked) == 2
+    assert launcher.device_info(0) is launcher.device_info(0)  # one object: the rankings' cache compares by identity first
     launcher.placer.turn(False)
     assert not launcher.device_info(0, stream=7).gpc_order
     launcher.placer.turn(True)

@@ -131,6 +131,7 @@ class Launcher:
         self._native_rank = getattr(bound, "rank", None)  # cks_rank_v12, where the library has it
         # gives the library each device's placement (the sm90 partial GEMMs' GPC order) before its first launch there
         self.placer = placement.Placer(spec.name, getattr(bound, "set_placement", None), platform)
+        self._ordered: Dict[int, Tuple[dispatch.DeviceInfo, dispatch.DeviceInfo]] = {}  # device_info's, per device
         # (id(pool), device index) -> (pool, DeviceInfo, their NativeRanking): the pool is kept so
         # that its id stays its own
         self._rankings: BoundedCache[Tuple[int, int], Tuple[Any, dispatch.DeviceInfo, dispatch.NativeRanking]] = \
@@ -191,7 +192,12 @@ class Launcher:
         if stream is not None and index not in self.placer.placed:
             self.placer.place(index, stream)
         dev = self.platform.device_info(index)
-        return replace(dev, gpc_order=True) if index in self.placer.given else dev
+        if index not in self.placer.given:
+            return dev
+        ordered = self._ordered.get(index)  # (the platform's figures, with the order): one object per device
+        if ordered is None or ordered[0] is not dev:
+            ordered = self._ordered[index] = (dev, replace(dev, gpc_order=True))
+        return ordered[1]
 
     def _order(self, r: Request, args: abi.CksArgs, stream: int) -> List[Tuple[str, int]]:
         o = r.operands
