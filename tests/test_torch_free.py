@@ -105,3 +105,13 @@ def test_load_a_built_library_without_torch(tiny_build):
         assert "torch" not in sys.modules
     """)
     assert out.strip() == "launch reached: True"
+
+
+def test_the_platform_stream_without_torch_is_the_default_stream():
+    """Without torch there is no current torch stream: the platform answers the legacy default stream (the array
+    path's default), which explain and tune hand the placement probe (Op.device_info), with no CUDA call."""
+    out = run_without_torch("""
+        from cutlass_splitk.runtime.platform import CudaPlatform
+        print(CudaPlatform().stream(0), CudaPlatform().stream_function()(3))
+    """)
+    assert out.strip() == "0 0"

@@ -78,7 +78,8 @@ class CudaPlatform:
         return device.index
 
     def stream(self, index: int) -> int:
-        """The raw cudaStream_t of the device's current torch stream (cheap: no Stream object)."""
+        """The raw cudaStream_t of the device's current torch stream (cheap: no Stream object); without
+        torch, 0: the legacy default stream, the array path's default too."""
         return self.stream_function()(index)
 
     def stream_function(self) -> Callable[[int], int]:
@@ -89,7 +90,7 @@ class CudaPlatform:
         raw = self._raw_stream
         if raw is None:
             torch = torch_or_none()
-            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if torch is not None else lambda i: 0
             if raw is None:
                 def raw(i: int) -> int:
                     return int(torch.cuda.current_stream(i).cuda_stream)
