@@ -6,6 +6,9 @@
 #            1x2 and 2x1) timed L2-flushed (dirty) and as graph replays, every output checked (variant_ab.py)
 #   benchclean  the suite's bench (chain op, f16 and bf16, the dispatcher's picks) under the clean flush (L2 read, not
 #            written: nothing dirty to write back), three rounds
+#   ncu256   ncu: the chain's partial GEMM and reduction on 256^2 x 65536 (the pick, 64x128 ping-pong split 16, and
+#            the 64x64 ping-pong at split 8) and on 512^2 x 32768 (64x128 ping-pong split 4), durations, DRAM and
+#            L2 bytes, beside cuBLAS's kernels on the same shapes
 #   multi    the GPU tests that need two GPUs (integration, arrays) and the GPC order's, on a two-GPU machine
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
@@ -22,6 +25,22 @@ for phase in "$@"; do
     benchclean) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
                   --no-compile --repeat 3 --flush clean --json "$out/bench_suite_clean.json" > "$out/bench_suite_clean.txt" 2>&1
                 tail -20 "$out/bench_suite_clean.txt" ;;
+    ncu256) M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed"
+            for spec in "256 256 65536 t64x128x64_c1x2_pp_sauto_a8 16" "256 256 65536 t64x64x64_c1x2_pp_sauto_a8 8" \
+                        "512 512 32768 t64x128x64_c1x2_pp_sauto_a8 4"; do
+              set -- $spec
+              ncu --clock-control none --kernel-name regex:"device_kernel|reduce_epilogue" --launch-skip 4 --launch-count 2 \
+                --metrics "$M" python3 benchmarks/profile_shape.py build/default $1 $2 $3 bias_gelu_mul_permute_f16 \
+                bias_gelu_mul_permute_f16_parallel_sm90_$4 $5 > "$out/ncu256.txt" 2>&1
+              echo "== $spec rc=$?"
+              grep -E "^  [a-zA-Z_].*\(|dram__|lts__|gpu__|sm__" "$out/ncu256.txt" | cut -c1-120
+            done
+            for s in "256 256 65536" "512 512 32768"; do
+              ncu --clock-control none --metrics "$M" --nvtx --nvtx-include cublas/ python3 benchmarks/profile_shape.py \
+                cublas $s > "$out/ncu256_cublas.txt" 2>&1
+              echo "== cublas $s"
+              grep -E "^  [a-zA-Z_].*\(|dram__|lts__|gpu__|sm__" "$out/ncu256_cublas.txt" | cut -c1-120
+            done ;;
     multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \
              -k "second_device or two_devices or clusters_of_four or device_properties or gpc or placement" ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
