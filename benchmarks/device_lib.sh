@@ -3,7 +3,8 @@
 # the log), sets the shared shape lists (skinny15, diverse) and defines gpu_tests LOG PYTEST-ARGS...,
 # which runs the GPU tests given, logs to
 # $out/LOG.log and prints the summary and the failures, ab (below), variant_ab.py over several
-# builds in turn, sweep (below), a bench sweep of one op, and common_phase (at the end), the phases
+# builds in turn, sweep (below), a bench sweep of one op, coalescer (below), the GPC order's ncu counts,
+# and common_phase (at the end), the phases
 # every session's script shares.
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
@@ -50,6 +51,31 @@ sweep() {
   python3 -m cutlass_splitk.cli bench "build/$dir" --op "$op" --dtype "${DT:-f16}" --no-compile --repeat 1 --sweep \
     "${shapes[@]}" --json "$out/$name.json" > "$out/$name.txt" 2>&1
   echo "$name rc=$?"; grep -A40 "^shape" "$out/$name.txt" | cut -c1-200
+}
+# coalescer NAME "M N K VARIANT SPLIT"... -- "M N K"...: ncu of the chain op's partial GEMM (VARIANT of
+# bias_gelu_mul_permute_f16's sm90 parallel group, at SPLIT) with the GPC order on and off, then of cuBLAS's GEMM on the
+# shapes after --: the L2 request coalescer's sectors (all, and the CTAs' own, non-multicast requests: "hardware"),
+# L2 bytes and the duration, one line each; ncu's output in $out/NAME.txt and $out/NAME_cublas.txt.
+coalescer() {
+  local name=$1; shift
+  local M=lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved_type_hardware.sum,lts__t_bytes.sum,gpu__time_duration.sum
+  sums() { grep -E "^\s+[a-z].*sum" "$1" | awk '{print $1"="$NF}' | tr '\n' ' '; }
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    set -- $1 "${@:2}"
+    for g in 1 0; do
+      CUTLASS_SPLITK_GPC_ORDER=$g CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --metrics "$M" --launch-skip 2 \
+        --launch-count 1 --kernel-name regex:device_kernel python3 benchmarks/profile_shape.py build/default $1 $2 $3 \
+        bias_gelu_mul_permute_f16 bias_gelu_mul_permute_f16_parallel_sm90_$4 $5 > "$out/$name.txt" 2>&1
+      echo "== gpc=$g $1 $2 $3 $4 $5: $(sums "$out/$name.txt")"
+    done
+    shift 5
+  done
+  shift
+  for s in "$@"; do
+    ncu --clock-control none --metrics "$M" --nvtx --nvtx-include cublas/ --kernel-name regex:nvjet python3 \
+      benchmarks/profile_shape.py cublas $s > "$out/${name}_cublas.txt" 2>&1
+    echo "== cublas $s: $(sums "$out/${name}_cublas.txt")"
+  done
 }
 # common_phase PHASE: the phases the session scripts share, logs and JSON under $out: ops (the GPU op
 # tests and hostile inputs), rest (the rest of the GPU suite), bench (the suite's bench, chain op, f16

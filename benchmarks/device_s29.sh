@@ -16,24 +16,12 @@ for phase in "$@"; do
   case $phase in
     gpc) gpu_tests gpc tests/gpu/test_gpu_integration.py -k "placement or gpc_order" -s
          grep -E "GPCs found" "$out/gpc.log" ;;
-    gpcncu) M=lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved_type_hardware.sum,gpu__time_duration.sum
-            for v in "512 512 32768 t128x128x64_c1x2_coop_sauto_a8 8" "512 512 32768 t64x128x64_c1x2_pp_sauto_a8 4" \
-                     "256 256 65536 t64x128x64_c1x2_pp_sauto_a8 8" "384 384 24576 t128x128x64_c1x2_coop_sauto_a8 8" \
-                     "128 1536 32768 t128x128x64_c1x1_coop_sauto_a8 8" "1024 1024 16384 t128x128x64_c2x1_coop_sauto_a8 8" \
-                     "1024 1024 16384 t128x128x64_c1x2_coop_sauto_a8 8" "1024 1024 16384 t128x128x64_c1x2_coop_sauto_a8 2"; do
-              set -- $v
-              for g in 1 0; do
-                CUTLASS_SPLITK_GPC_ORDER=$g CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --metrics "$M" --launch-skip 2 \
-                  --launch-count 1 --kernel-name regex:device_kernel python3 benchmarks/profile_shape.py build/default $1 $2 $3 \
-                  bias_gelu_mul_permute_f16 bias_gelu_mul_permute_f16_parallel_sm90_$4 $5 > "$out/gpcncu.txt" 2>&1
-                echo "== gpc=$g $v: $(grep -E "^\s+[a-z].*sum" "$out/gpcncu.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
-              done
-            done
-            for s in "512 512 32768" "256 256 65536" "384 384 24576" "128 1536 32768"; do
-              ncu --clock-control none --metrics "$M" --nvtx --nvtx-include cublas/ --kernel-name regex:nvjet python3 \
-                benchmarks/profile_shape.py cublas $s > "$out/gpcncu_cublas.txt" 2>&1
-              echo "== cublas $s: $(grep -E "^\s+[a-z].*sum" "$out/gpcncu_cublas.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
-            done ;;
+    gpcncu) coalescer gpcncu \
+            "512 512 32768 t128x128x64_c1x2_coop_sauto_a8 8" "512 512 32768 t64x128x64_c1x2_pp_sauto_a8 4" \
+            "256 256 65536 t64x128x64_c1x2_pp_sauto_a8 8" "384 384 24576 t128x128x64_c1x2_coop_sauto_a8 8" \
+            "128 1536 32768 t128x128x64_c1x1_coop_sauto_a8 8" "1024 1024 16384 t128x128x64_c2x1_coop_sauto_a8 8" \
+            "1024 1024 16384 t128x128x64_c1x2_coop_sauto_a8 8" "1024 1024 16384 t128x128x64_c1x2_coop_sauto_a8 2" \
+            -- "512 512 32768" "256 256 65536" "384 384 24576" "128 1536 32768" ;;
     gpcsweep) sweep sweep_gpc_on default 'bias_gelu_mul_permute_f16' "${skinny15[@]}"
               CUTLASS_SPLITK_GPC_ORDER=0 sweep sweep_gpc_off default 'bias_gelu_mul_permute_f16' "${skinny15[@]}" ;;
     multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \

@@ -45,22 +45,10 @@ for phase in "$@"; do
               echo "== cublas $s"
               grep -E "^  [a-zA-Z_].*\(|dram__|lts__|gpu__|sm__" "$out/ncu256_cublas.txt" | cut -c1-120
             done ;;
-    lrc256) M=lrc__lrc2xbar_sectors_op_read.sum,lrc__lrc2xbar_sectors_op_read_coalescing_achieved_type_hardware.sum,lts__t_bytes.sum,gpu__time_duration.sum
-            for v in "256 256 65536 t64x64x64_c1x2_pp_sauto_a8 8" "256 256 65536 t64x128x64_c1x2_pp_sauto_a8 16" \
-                     "256 256 65536 t128x128x64_c1x2_coop_sauto_a8 16" "512 512 32768 t64x128x64_c1x2_pp_sauto_a8 4"; do
-              set -- $v
-              for g in 1 0; do
-                CUTLASS_SPLITK_GPC_ORDER=$g CUTLASS_SPLITK_GRAPHS=0 ncu --clock-control none --metrics "$M" --launch-skip 2 \
-                  --launch-count 1 --kernel-name regex:device_kernel python3 benchmarks/profile_shape.py build/default $1 $2 $3 \
-                  bias_gelu_mul_permute_f16 bias_gelu_mul_permute_f16_parallel_sm90_$4 $5 > "$out/lrc256.txt" 2>&1
-                echo "== gpc=$g $v: $(grep -E "^\s+[a-z].*sum" "$out/lrc256.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
-              done
-            done
-            for s in "256 256 65536" "512 512 32768"; do
-              ncu --clock-control none --metrics "$M" --nvtx --nvtx-include cublas/ --kernel-name regex:nvjet python3 \
-                benchmarks/profile_shape.py cublas $s > "$out/lrc256_cublas.txt" 2>&1
-              echo "== cublas $s: $(grep -E "^\s+[a-z].*sum" "$out/lrc256_cublas.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
-            done ;;
+    lrc256) coalescer lrc256 \
+            "256 256 65536 t64x64x64_c1x2_pp_sauto_a8 8" "256 256 65536 t64x128x64_c1x2_pp_sauto_a8 16" \
+            "256 256 65536 t128x128x64_c1x2_coop_sauto_a8 16" "512 512 32768 t64x128x64_c1x2_pp_sauto_a8 4" \
+            -- "256 256 65536" "512 512 32768" ;;
     multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py \
              -k "second_device or two_devices or clusters_of_four or device_properties or gpc or placement" ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
