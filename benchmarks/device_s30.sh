@@ -5,6 +5,7 @@
 #   flushab  the skinny candidates of the two leading parallel tiles (64x128 ping-pong in 1x2 clusters, 128x128 in
 #            1x2 and 2x1) timed L2-flushed (dirty) and as graph replays, every output checked (variant_ab.py)
 #   freshlbg every candidate of linear + bias + GELU swept (f16) on the fresh shapes and session 23's diverse ones
+#   gpc      the GPC order's and the placement's GPU tests (with the first call's ranking), on whatever GPU this is
 #   benchclean  the suite's bench (chain op, f16 and bf16, the dispatcher's picks) under the clean flush (L2 read, not
 #            written: nothing dirty to write back), three rounds
 #   ncu256   ncu: the chain's partial GEMM and reduction on 256^2 x 65536 (the pick, 64x128 ping-pong split 16, and
@@ -25,6 +26,8 @@ for phase in "$@"; do
     flushab) ab flushab bias_gelu_mul_permute_f16 'parallel_sm90_t(64x128x64_c1x2|128x128x64_c1x2|128x128x64_c2x1)' \
                "a b" default 512,512,32768 256,256,65536 1024,1024,16384 320,1280,16384 256,1024,16384 160,2560,12288 \
                384,768,16384 448,448,32768 ;;
+    gpc) gpu_tests gpc tests/gpu/test_gpu_integration.py -k "placement or gpc_order or first_call" -s
+         grep -E "GPCs found" "$out/gpc.log" ;;
     freshlbg) sweep sweep_fresh_lbg default 'linear_bias_gelu_f16' "${fresh14[@]}" "${diverse[@]}" ;;
     benchclean) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \
                   --no-compile --repeat 3 --flush clean --json "$out/bench_suite_clean.json" > "$out/bench_suite_clean.txt" 2>&1
