@@ -189,8 +189,8 @@ class Launcher:
     def device_info(self, index: int, stream: Optional[int] = None) -> dispatch.DeviceInfo:
         """The device as the time model sees it for this op's library: with the GPC order where the
         library runs it there (placed first, behind ``stream``, where one is given)."""
-        if stream is not None and index not in self.placer.placed:
-            self.placer.place(index, stream)
+        if stream is not None:
+            self.placer.place(index, stream)  # returns at once where placed
         dev = self.platform.device_info(index)
         if index not in self.placer.given:
             return dev
