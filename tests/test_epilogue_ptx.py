@@ -20,6 +20,7 @@ from cutlass_splitk.cudakit import find_cutlass, find_nvcc
 pytestmark = pytest.mark.nvcc
 PROBE = Path(__file__).parent / "data" / "epilogue_probe.cu"
 ACTIVATION_PROBE = Path(__file__).parent / "data" / "activation_probe.cu"
+ACTIVATION_DISPATCH = Path(__file__).parent / "data" / "activation_dispatch.cu"
 TEMPLATES = Path(__file__).resolve().parents[1] / "cutlass_splitk" / "templates"
 
 
@@ -40,6 +41,25 @@ def global_accesses(kind: str, ptx: str) -> list:
 @pytest.mark.parametrize("permute", ["kNone", "k0213", "k20314"])
 def test_each_output_vector_is_one_16_byte_store(permute, tmp_path):
     assert global_accesses("st", ptx_of(tmp_path, f"PROBE_PERMUTE={permute}")) == ["st.global.wb.v4.u32"]
+
+
+def test_an_epilogue_of_any_kind_stores_16_byte_vectors(tmp_path):
+    # RuntimeKind (sm90's partial GEMM reducing its own slices: one unit per dtype serves every op) reads the kind
+    # from its parameters; each of its permutes' stores is still one 16-byte access.
+    stores = global_accesses("st", ptx_of(tmp_path, "PROBE_PERMUTE=kNone", "PROBE_RUNTIME"))
+    assert stores and set(stores) == {"st.global.wb.v4.u32"}
+
+
+def test_the_activation_chosen_at_run_time_is_the_compiled_in_one(tmp_path):
+    """activate_all(act, ...) gives the bits of activate<act> for all seven activations (tests/data/
+    activation_dispatch.cu, built for the host)."""
+    exe = tmp_path / "activation_dispatch"
+    subprocess.run([str(find_nvcc()), "-std=c++17", "-O2", "-x", "cu", f"-I{TEMPLATES}", str(ACTIVATION_DISPATCH),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    rows = [line.split() for line in subprocess.run([str(exe)], check=True, capture_output=True,
+                                                     text=True).stdout.splitlines()]
+    assert [int(r[0]) for r in rows] == list(range(7))
+    assert all(int(r[1]) == 0 and int(r[2]) > 10**6 for r in rows), rows
 
 
 def test_reduction_loads_its_epilogue_inputs_before_waiting_for_the_gemm(tmp_path):

@@ -291,7 +291,7 @@ template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::half_t, /*
 
 
 @pytest.mark.nvcc
-def test_sm90_units_compile_and_link(tmp_path):
+def test_sm90_units_compile_and_link(tmp_path, monkeypatch):
     """A parallel-only sm90 group and its partial GEMM, built for sm_90a by the real nvcc (the
     serial kernel is covered on the GPU; its compile costs ~45 s more)."""
     from cutlass_splitk.build import build
@@ -313,6 +313,24 @@ def test_sm90_units_compile_and_link(tmp_path):
     refused = [setter(-1, 2, 1, b"\0"), setter(64, 2, 1, b"\0"), setter(0, 4, 1, b"\0"), setter(0, 0, 1, b"\0"),
                setter(0, 2, 256, bytes(256)), setter(0, 2, -1, None), setter(0, 2, 1, None)]
     assert refused == [abi.STATUS_INVALID_PROBLEM] * 7
+    # parallel split-K: f32 partials, and with CUTLASS_SPLITK_TAIL=1 (read at every query) one zeroed int32 counter
+    # per 128x128 output tile for the reduction inside the partial GEMM (sm90_tail.cuh): 300 x 520 is 3 x 5 tiles;
+    # K = 1000 at split 2 is two 512-deep slices
+    import ctypes
+
+    args = abi.CksArgs()
+    args.abi_version, args.m, args.n, args.k, args.split_k = abi.ABI_VERSION, 300, 520, 1000, 2
+    args.a, args.lda, args.b, args.ldb, args.lde, args.d, args.ldd = 0x10000, 1000, 0x20000, 1000, 520, 0x30000, 520
+    args.e, args.permute_s, args.permute_h, args.alpha = 0x40000, 30, 13, 1.0
+    for setting, counters in ((None, 0), ("1", 4 * 3 * 5), ("0", 0), ("free", 4 * 3 * 5)):
+        if setting is None:
+            monkeypatch.delenv("CUTLASS_SPLITK_TAIL", raising=False)
+        else:
+            monkeypatch.setenv("CUTLASS_SPLITK_TAIL", setting)
+        q = abi.CksQuery()
+        assert bound.query[variant["name"]](ctypes.byref(args), ctypes.byref(q)) == 0, bound.last_error()
+        assert (q.tiles_m, q.tiles_n, q.k_partitions) == (3, 5, 2)
+        assert (q.semaphore_bytes, q.partial_bytes) == (counters, 4 * 2 * 300 * 520), setting
 
 
 @pytest.mark.nvcc

@@ -113,4 +113,25 @@ __host__ __device__ __forceinline__ float activate(float x, float arg) {
   }
 }
 
+// activate<act> on every value of v, the activation chosen at run time (once per vector: the
+// branch is uniform where every thread runs the same op).
+template <class Vec>
+__host__ __device__ __forceinline__ void activate_all(Act act, Vec& v, float arg) {
+  constexpr int kN = int(Vec::kElements);
+  switch (act) {
+#define CKS_ACTIVATE_ALL(A)                                     \
+  case A:                                                       \
+    _Pragma("unroll") for (int i = 0; i < kN; ++i) v[i] = activate<A>(v[i], arg); \
+    return;
+    CKS_ACTIVATE_ALL(Act::kIdentity)
+    CKS_ACTIVATE_ALL(Act::kRelu)
+    CKS_ACTIVATE_ALL(Act::kGelu)
+    CKS_ACTIVATE_ALL(Act::kGeluTanh)
+    CKS_ACTIVATE_ALL(Act::kSilu)
+    CKS_ACTIVATE_ALL(Act::kSigmoid)
+    CKS_ACTIVATE_ALL(Act::kLeakyRelu)
+#undef CKS_ACTIVATE_ALL
+  }
+}
+
 }  // namespace cks

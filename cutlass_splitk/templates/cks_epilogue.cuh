@@ -4,7 +4,10 @@
 // loads/stores it uses.
 //
 // FusedEpilogue<Cfg> needs only these members of Cfg: Element (the output type), kAlignment
-// (elements per access), kAct, kEOp, kBias and kPermute.
+// (elements per access), kAct, kEOp, kBias and kPermute. RuntimeKind<Element> is the one Cfg whose
+// kind (activation, E op, bias, permute) is read from the parameters instead, which init_host of
+// the op's own Cfg fills: the code an op-agnostic kernel runs for any op (sm90's partial GEMM with
+// the reduction inside). For every other Cfg the kind folds to constants.
 #pragma once
 
 #include <cstdint>
@@ -76,8 +79,17 @@ CUTLASS_DEVICE void store_vec(T* p, cutlass::Array<float, kN> const& v) {
 // The fused epilogue, shared by both split-K strategies
 // ---------------------------------------------------------------------------------------
 
+// What the epilogue does: the op's compile-time kind, kept in its parameters too (see RuntimeKind).
+struct EpilogueKind {
+  Act act = Act::kIdentity;
+  EOp eop = EOp::kNone;
+  Bias bias = Bias::kNone;
+  Permute permute = Permute::kNone;
+};
+
 template <class Element>
 struct EpilogueParams {
+  EpilogueKind kind;
   float alpha = 1.f, beta = 0.f, act_arg = 0.f;
   Element const* c = nullptr;
   int64_t ldc = 0;
@@ -94,21 +106,49 @@ struct EpilogueParams {
   int perm_b = 1, perm_s = 1, perm_h = 1, perm_dh = 1;
 };
 
+// The Cfg of an epilogue whose kind is the parameters' (16-byte vectors).
+template <class Element_>
+struct RuntimeKind {
+  using Element = Element_;
+  static constexpr int kAlignment = 16 / int(sizeof(Element_));
+  static constexpr bool kRuntimeKind = true;
+};
+
+template <class Cfg, class = void>
+struct HasRuntimeKind {
+  static constexpr bool value = false;
+};
+template <class Cfg>
+struct HasRuntimeKind<Cfg, decltype(void(Cfg::kRuntimeKind))> {
+  static constexpr bool value = Cfg::kRuntimeKind;
+};
+
 template <class Cfg>
 struct FusedEpilogue {
   using Element = typename Cfg::Element;
   using Params = EpilogueParams<Element>;
   static int const kV = Cfg::kAlignment;
   using Vec = cutlass::Array<float, kV>;
+  static constexpr bool kRuntime = HasRuntimeKind<Cfg>::value;
+
+  // The kind: the Cfg's constants, or the parameters' for RuntimeKind.
+  CUTLASS_HOST_DEVICE static EpilogueKind kind(Params const& p) {
+    if constexpr (kRuntime) {
+      return p.kind;
+    } else {
+      return EpilogueKind{Cfg::kAct, Cfg::kEOp, Cfg::kBias, Cfg::kPermute};
+    }
+  }
 
   // Offset of output element (row, col) in D, permuted or not.
   CUTLASS_DEVICE static int64_t offset_d(Params const& p, int row, int col) {
-    if constexpr (Cfg::kPermute == Permute::kNone) {
+    Permute const permute = kind(p).permute;
+    if (permute == Permute::kNone) {
       return int64_t(row) * p.ldd + col;
     } else {
       int b, s, h, dd;
       p.div_s.fast_divmod(b, s, row);
-      if constexpr (Cfg::kPermute == Permute::k0213) {
+      if (permute == Permute::k0213) {
         // (B, S, H, Dh) -> (B, H, S, Dh)
         p.div_dh.fast_divmod(h, dd, col);
         return ((int64_t(b) * p.perm_h + h) * p.perm_s + s) * p.perm_dh + dd;
@@ -147,16 +187,17 @@ struct FusedEpilogue {
   // beta * C and the bias: the linear part's inputs (first partition).
   CUTLASS_DEVICE static void load_linear(Params const& p, int row, int col, Sources& s) {
     if (p.beta != 0.f) s.c = load_raw(p.c + int64_t(row) * p.ldc + col);
-    if constexpr (Cfg::kBias == Bias::kPerCol) {
+    Bias const bias = kind(p).bias;
+    if (bias == Bias::kPerCol) {
       if (p.bias) s.bias = load_raw(p.bias + col);  // the bias is optional at call time
-    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
+    } else if (bias == Bias::kPerRow) {
       if (p.bias) s.row_bias = float(p.bias[row]);
     }
   }
 
   // E: the non-linear part's input (last partition).
   CUTLASS_DEVICE static void load_e(Params const& p, int row, int col, Sources& s) {
-    if constexpr (Cfg::kEOp != EOp::kNone) s.e = load_raw(p.e + int64_t(row) * p.lde + col);
+    if (kind(p).eop != EOp::kNone) s.e = load_raw(p.e + int64_t(row) * p.lde + col);
   }
 
   CUTLASS_DEVICE static void load_sources(Params const& p, int row, int col, Sources& s) {
@@ -169,16 +210,17 @@ struct FusedEpilogue {
   // (alpha * v + beta * C) + bias: the addend is beta * C + bias, or beta * C alone. (sm80's serial
   // kernel scales its partials itself and passes alpha = 1.)
   CUTLASS_DEVICE static void add_linear(Params const& p, Sources const& s, Vec& v, float alpha = 1.f) {
-    bool const bias = Cfg::kBias != Bias::kNone && p.bias != nullptr;
+    Bias const kind_bias = kind(p).bias;
+    bool const bias = kind_bias != Bias::kNone && p.bias != nullptr;
     if (!bias && p.beta == 0.f) {
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kV; ++i) v[i] *= alpha;
       return;
     }
     Vec addend;
-    if constexpr (Cfg::kBias == Bias::kPerCol) {
+    if (kind_bias == Bias::kPerCol) {
       if (bias) addend = to_float(s.bias);
-    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
+    } else if (kind_bias == Bias::kPerRow) {
       if (bias) addend.fill(s.row_bias);
     }
     if (p.beta != 0.f) {
@@ -192,12 +234,17 @@ struct FusedEpilogue {
 
   // act, then E_op: the non-linear part, applied once (last partition).
   CUTLASS_DEVICE static void finish_with(Params const& p, Sources const& s, Vec& v) {
-    CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < kV; ++i) v[i] = activate<Cfg::kAct>(v[i], p.act_arg);
-    if constexpr (Cfg::kEOp != EOp::kNone) {
+    if constexpr (kRuntime) {
+      activate_all(p.kind.act, v, p.act_arg);
+    } else {
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kV; ++i) v[i] = activate<Cfg::kAct>(v[i], p.act_arg);
+    }
+    EOp const eop = kind(p).eop;
+    if (eop != EOp::kNone) {
       Vec e = to_float(s.e);
       CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kV; ++i) v[i] = (Cfg::kEOp == EOp::kAdd) ? v[i] + e[i] : v[i] * e[i];
+      for (int i = 0; i < kV; ++i) v[i] = (eop == EOp::kAdd) ? v[i] + e[i] : v[i] * e[i];
     }
   }
 
@@ -230,6 +277,8 @@ struct FusedEpilogue {
   // Host side: fills the permute divisors and validates the view. Returns an empty string
   // when the problem is representable.
   static std::string init_host(Params& p, CksArgs const& a) {
+    static_assert(!kRuntime, "an op's own Cfg fills the parameters");
+    p.kind = kind(p);
     p.alpha = a.alpha;
     p.beta = a.beta;
     p.act_arg = a.act_arg;

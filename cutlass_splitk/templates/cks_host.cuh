@@ -144,6 +144,20 @@ inline Pdl pdl_mode(int device) {
   return env != nullptr && std::strcmp(env, "early") == 0 ? Pdl::kEarly : Pdl::kOn;
 }
 
+// Parallel split-K's reduction inside the partial GEMM (sm90: sm90_tail.cuh), where a launch runs
+// in one round: opt-in, CUTLASS_SPLITK_TAIL=1 (read at every call, like CUTLASS_SPLITK_PDL), else
+// the reduction kernel follows the GEMM. Off by default: on the H100 it is 3-7 us slower than the
+// reduction kernel on every one-round candidate measured (BENCHMARKS.md, session 31).
+// CUTLASS_SPLITK_TAIL=free launches it without the cooperative attribute that guarantees its CTAs
+// are resident at once (for A/B timing only).
+enum class TailMode { kOff, kOn, kFree };
+inline TailMode tail_mode() {
+  char const* env = std::getenv("CUTLASS_SPLITK_TAIL");
+  if (env == nullptr) return TailMode::kOff;
+  if (std::strcmp(env, "1") == 0) return TailMode::kOn;
+  return std::strcmp(env, "free") == 0 ? TailMode::kFree : TailMode::kOff;
+}
+
 // The checks every backend makes of the problem and the A, B operands (sizes, pointers and
 // leading dimensions aligned to the variant's kAlignment); an empty string when it can run.
 template <class Cfg>

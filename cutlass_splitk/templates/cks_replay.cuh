@@ -34,11 +34,11 @@ namespace cks {
 inline bool replay_enabled() { return !env_is("CUTLASS_SPLITK_GRAPHS", "0"); }
 
 // What a recording is a pure function of: the argument block and the launch settings read from
-// the environment (the PDL mode), so that changing the setting records anew.
+// the environment (the PDL and tail modes), so that changing a setting records anew.
 struct ReplayKey {
   CksArgs args;
   int32_t pdl;
-  int32_t reserved;
+  int32_t tail;
 };
 
 // Recording holds recording_mutex(): one recording at a time, on the private stream of the
@@ -111,6 +111,7 @@ int replayed_run(CksArgs const& a, cudaStream_t stream) {
   std::memset(&key, 0, sizeof(key));  // compared as bytes, padding included
   key.args = a;
   key.pdl = int32_t(pdl_mode(a.device));
+  key.tail = int32_t(tail_mode());
   int status = CKS_OK;
   switch (cache.visit(key, replay, destroy, &status)) {
     case Sighting::kRecorded:

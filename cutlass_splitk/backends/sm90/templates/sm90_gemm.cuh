@@ -11,7 +11,9 @@
 //     tiles plus stream-K units that split the remaining K iterations evenly over the SMs.
 //   * parallel (ParallelGemm<Cfg>): the batched partial GEMM (sm90_partial.cuh) writes f32
 //     partials of K slices, then the shared reduction kernel sums them in order and applies
-//     the whole epilogue, including the permuted store (launched with PDL).
+//     the whole epilogue, including the permuted store (launched with PDL). With
+//     CUTLASS_SPLITK_TAIL=1, where the partial GEMM runs in one round, it reduces them itself
+//     instead (sm90_tail.cuh): one kernel, but slower on the H100 (session 31).
 //
 // Host time: run() and the partial GEMM's launch remember the plan of each argument block
 // (cks_plan_cache.cuh): a repeated call skips the checks and the TMA descriptor encoding.
@@ -191,7 +193,8 @@ struct ParallelGemm {
     q.tiles_m = tiles(a.m, Cfg::kTileRows);
     q.tiles_n = tiles(a.n, Cfg::kTileCols);
     q.k_partitions = s.count;
-    q.semaphore_bytes = 0;
+    // The tail's counters (sm90_tail.cuh), one per output tile, where it is on (used where the launch is one round).
+    q.semaphore_bytes = tail_mode() != TailMode::kOff ? int64_t(sizeof(int)) * q.tiles_m * q.tiles_n : 0;
     q.partial_bytes = int64_t(sizeof(float)) * s.count * a.m * Partial::partial_ld(a.n);
     return CKS_OK;
   }
@@ -207,7 +210,17 @@ struct ParallelGemm {
     float* partials = static_cast<float*>(a.partials);
     int64_t const ld = Partial::partial_ld(a.n);
     int64_t const slice_stride = int64_t(a.m) * ld;
-    if (int st = Partial::launch(a, s.length, s.count, partials, stream)) return st;
+    // The reduction inside the GEMM where it is on, runs in one round and the caller gave the
+    // counters (a call planned while it was off has none), else the reduction kernel.
+    typename Partial::Tail tail;
+    bool const counters = q.semaphore_bytes > 0 && a.semaphores != nullptr && a.semaphore_bytes >= q.semaphore_bytes;
+    if (counters) {
+      FusedEpilogue<Cfg>::init_host(tail.epi, a);
+      tail.counters = static_cast<int*>(a.semaphores);
+    }
+    bool fused = false;
+    if (int st = Partial::launch(a, s.length, s.count, partials, counters ? &tail : nullptr, fused, stream)) return st;
+    if (fused) return CKS_OK;
     return launch_reduction<Cfg>(a, partials, ld, slice_stride, s.count, stream, pdl_mode(a.device));
   }
 };

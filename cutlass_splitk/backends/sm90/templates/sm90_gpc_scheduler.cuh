@@ -7,6 +7,12 @@
 // parameters carry a table: then launch slot s (the cluster's index in the grid) runs units
 // order[s], order[clusters + s], ..., and every warp of the CTA (producer, consumers,
 // epilogue) sees the same unit, so the partial lands where CUTLASS's order would store it.
+//
+// It also runs the tail (sm90_tail.cuh) where the parameters ask for it: the consumer warps call
+// the scheduler after each unit's epilogue, which is where the tail goes. The cooperative kernel's
+// consumers call fetch_next_work(work, pipeline, state) (its producer warps too: they take no
+// part), the ping-pong kernel's consumers advance_to_next_work(2) (its second consumer's first
+// call, before any unit, and its producer's, advance by one).
 #pragma once
 
 #include <atomic>
@@ -20,6 +26,7 @@
 
 #include "cks_abi.h"
 #include "sm90_gpc_order.h"
+#include "sm90_tail.cuh"
 
 namespace cks {
 namespace sm90 {
@@ -53,25 +60,38 @@ inline SlotGroups placement(int device, int cluster) {
   return p.groups[device][cluster - 1];
 }
 
+// The partial GEMM's scheduler tag: its output element (the tail's epilogue stores it) and
+// whether the kernel's operands are swapped (its tile (m, n) is the op's (n, m)).
+template <class Element, bool kSwapAB>
 struct GpcOrderTag {};
 
+template <class Element>
 struct GpcOrderParams : cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90Params {
   int32_t order_units = 0;  // 0: CUTLASS's order
   uint16_t order[kMaxOrderedUnits] = {};
+  TailParams<Element> tail;  // tail.slices == 0: none
 };
 
+template <class Element, bool kSwapAB, class TileShape>
 class GpcOrderScheduler : public cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90 {
   using Base = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90;
+  static constexpr int kTileM = int(cute::size<0>(TileShape{}));
+  static constexpr int kTileN = int(cute::size<1>(TileShape{}));
 
  public:
-  using Params = GpcOrderParams;
+  using Params = GpcOrderParams<Element>;
   using WorkTileInfo = Base::WorkTileInfo;
 
   template <class... Args>
   static Params to_underlying_arguments(Args&&... args) {
     Params params;
-    static_cast<Base::Params&>(params) = Base::to_underlying_arguments(static_cast<Args&&>(args)...);
+    static_cast<typename Base::Params&>(params) = Base::to_underlying_arguments(static_cast<Args&&>(args)...);
     return params;
+  }
+
+  // The launch's units over all its rounds (in clusters, like the grid's slots).
+  static int64_t units(Params const& params) {
+    return int64_t(params.problem_tiles_m_) * params.problem_tiles_n_ * params.problem_tiles_l_;
   }
 
   // The table for `where`, for a launch of `clusters` clusters.
@@ -113,7 +133,10 @@ class GpcOrderScheduler : public cutlass::gemm::kernel::detail::PersistentTileSc
     return get_current_work();
   }
   CUTLASS_DEVICE WorkTileInfo get_current_work() const { return work_for(linear_); }
-  CUTLASS_DEVICE void advance_to_next_work(uint32_t count = 1) { linear_ += grid_ * uint64_t(count); }
+  CUTLASS_DEVICE void advance_to_next_work(uint32_t count = 1) {
+    if (count == 2) tail<128>(get_current_work(), int(threadIdx.x % 128), kTailBarrier + int(threadIdx.x / 128) - 1);
+    linear_ += grid_ * uint64_t(count);
+  }
   CUTLASS_DEVICE bool is_last_tile(WorkTileInfo&, uint32_t count = 1) const {
     return !work_for(linear_ + grid_ * uint64_t(count)).is_valid();
   }
@@ -123,7 +146,18 @@ class GpcOrderScheduler : public cutlass::gemm::kernel::detail::PersistentTileSc
   }
   template <class Pipeline, class PipelineState>
   CUTLASS_DEVICE auto fetch_next_work(WorkTileInfo work, Pipeline&, PipelineState) {
+    tail<256>(work, int(threadIdx.x) - 128, kTailBarrier);
     return fetch_next_work(work);
+  }
+
+  // The tail of `work`, in the consumer warps (threadIdx.x >= 128) only, where the launch asks.
+  template <int kThreads>
+  CUTLASS_DEVICE void tail(WorkTileInfo const& work, int thread, int barrier) const {
+    TailParams<Element> const& t = params_->tail;
+    if (t.slices == 0 || threadIdx.x < 128 || !work.is_valid()) return;
+    constexpr int kRows = kSwapAB ? kTileN : kTileM, kCols = kSwapAB ? kTileM : kTileN;
+    int const tile_r = kSwapAB ? work.N_idx : work.M_idx, tile_c = kSwapAB ? work.M_idx : work.N_idx;
+    reduce_tile<Element, kRows, kCols, kThreads>(t, tile_r, tile_c, work.L_idx, thread, barrier);
   }
 
  private:
@@ -136,9 +170,9 @@ class GpcOrderScheduler : public cutlass::gemm::kernel::detail::PersistentTileSc
 }  // namespace cks
 
 namespace cutlass::gemm::kernel::detail {
-template <class ArchTag, class TileShape, class ClusterShape, uint32_t kStages>
-struct TileSchedulerSelector<cks::sm90::GpcOrderTag, ArchTag, TileShape, ClusterShape, kStages> {
-  using Scheduler = cks::sm90::GpcOrderScheduler;
+template <class Element, bool kSwapAB, class ArchTag, class TileShape, class ClusterShape, uint32_t kStages>
+struct TileSchedulerSelector<cks::sm90::GpcOrderTag<Element, kSwapAB>, ArchTag, TileShape, ClusterShape, kStages> {
+  using Scheduler = cks::sm90::GpcOrderScheduler<Element, kSwapAB, TileShape>;
 };
 }  // namespace cutlass::gemm::kernel::detail
 

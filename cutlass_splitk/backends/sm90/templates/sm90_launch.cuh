@@ -127,12 +127,19 @@ int prepare(CksArgs const& a, typename FusedEpilogue<Cfg>::Params& epi) {
 inline int tiles(int extent, int tile) { return (extent + tile - 1) / tile; }
 
 // Launches a CUTLASS 3.x kernel with its cluster shape on `device` (the current device); the
-// dynamic shared memory limit is raised once per device and kernel (cks::configure).
+// dynamic shared memory limit is raised once per device and kernel (cks::configure). `cooperative`:
+// all of its CTAs resident at once, or the launch fails.
 template <class Kernel>
-int launch(typename Kernel::Params const& params, int device, cudaStream_t stream, char const* what) {
+int launch(typename Kernel::Params const& params, int device, cudaStream_t stream, char const* what,
+           bool cooperative = false) {
   if (int s = configure<Kernel>(cutlass::device_kernel<Kernel>, Kernel::SharedStorageSize, device)) return s;
-  cudaLaunchAttribute attribute;
-  cudaLaunchConfig_t config = launch_config<Kernel>(Kernel::get_grid_shape(params), stream, attribute);
+  cudaLaunchAttribute attributes[2];
+  cudaLaunchConfig_t config = launch_config<Kernel>(Kernel::get_grid_shape(params), stream, attributes[0]);
+  if (cooperative) {
+    attributes[1].id = cudaLaunchAttributeCooperative;
+    attributes[1].val.cooperative = 1;
+    config.numAttrs = 2;
+  }
   return launched(cudaLaunchKernelEx(&config, cutlass::device_kernel<Kernel>, params), what);
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "cks_abi.h"
+#include "cks_epilogue.cuh"
 
 namespace cks {
 namespace sm90 {
@@ -21,10 +22,19 @@ struct PartialGemm {
   static constexpr int kPartialAlign = 4;
   static int64_t partial_ld(int n) { return (int64_t(n) + kPartialAlign - 1) / kPartialAlign * kPartialAlign; }
 
+  // The reduction inside the GEMM (sm90_tail.cuh) an op asks for: its epilogue's parameters (filled
+  // by the op's FusedEpilogue::init_host) and one zeroed int32 counter per output tile.
+  struct Tail {
+    EpilogueParams<typename Gemm::Element> epi;
+    int* counters;
+  };
+
   // Queues `batches` K slices of `k` columns (a whole number of k-tiles) from column 0 of A (row 0
-  // of B), the last one cut at a.k, writing partial slices from `partials` on. Defined in
-  // sm90_partial_impl.cuh.
-  static int launch(CksArgs const& a, int k, int batches, float* partials, cudaStream_t stream);
+  // of B), the last one cut at a.k, writing partial slices from `partials` on. With `tail`, where
+  // the launch runs in one round, the GEMM also reduces them and stores the op's output: `fused` says
+  // whether it did (else the caller launches the reduction). Defined in sm90_partial_impl.cuh.
+  static int launch(CksArgs const& a, int k, int batches, float* partials, Tail const* tail, bool& fused,
+                    cudaStream_t stream);
 };
 
 }  // namespace sm90

@@ -44,23 +44,33 @@ struct PartialKernel {
   // the units in the GPC order where they run in one round (sm90_gpc_scheduler.cuh).
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>, Mainloop<Gemm, int(sizeof(typename Epilogue::SharedStorage)), true>,
-      Epilogue, GpcOrderTag>;
+      Epilogue, GpcOrderTag<typename Gemm::Element, Gemm::kSwapAB>>;
   static constexpr int kClusterSize = cute::size(typename Gemm::ClusterShape{});
+  // Units a CTA runs at once: the ping-pong kernel's two consumer warpgroups take one each.
+  static constexpr int kUnitsPerCta = Gemm::kCooperative ? 1 : 2;
 };
 
-// What names a partial launch: the call's argument block, its slices and the device's placement.
+// What names a partial launch: the call's argument block, its slices, the device's placement and
+// the tail's mode (the tail's epilogue is a function of the argument block).
 struct PartialKey {
   CksArgs args;
   int32_t k, batches;
   float* partials;
   uint32_t placement_epoch;
+  int32_t tail;
 };
 
 template <class Gemm>
-int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* partials, cudaStream_t stream) {
+int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* partials, Tail const* tail, bool& fused,
+                              cudaStream_t stream) {
   using Kernel = typename PartialKernel<Gemm>::Kernel;
   using Element = typename Gemm::Element;
-  static auto& plans = *new PlanCache<PartialKey, typename Kernel::Params>();  // never destroyed
+  struct Plan {
+    typename Kernel::Params params;
+    bool fused;
+  };
+  static auto& plans = *new PlanCache<PartialKey, Plan>();  // never destroyed
+  TailMode const mode = tail != nullptr ? tail_mode() : TailMode::kOff;
   PartialKey key;
   std::memset(&key, 0, sizeof(key));  // the key is compared as bytes, padding included
   key.args = a;
@@ -68,8 +78,15 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
   key.batches = batches;
   key.partials = partials;
   key.placement_epoch = placement_epoch(a.device);
-  typename Kernel::Params params;
-  if (plans.find(key, params)) return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
+  key.tail = int32_t(mode);
+  Plan plan;
+  auto run = [&]() {
+    fused = plan.fused;
+    return sm90::launch<Kernel>(plan.params, a.device, stream, "sm90 partial GEMM launch",
+                                plan.fused && mode == TailMode::kOn);
+  };
+  if (plans.find(key, plan)) return run();
+  typename Kernel::Params& params = plan.params;
   int64_t const ld = partial_ld(a.n);
   typename Kernel::Arguments args;
   args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
@@ -112,10 +129,25 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
   }
   set_l2_policy<Gemm, Kernel>(params, a);
   dim3 const grid = Kernel::get_grid_shape(params);
-  GpcOrderScheduler::set_order(params.scheduler, int(grid.x * grid.y * grid.z) / PartialKernel<Gemm>::kClusterSize,
-                               placement(a.device, PartialKernel<Gemm>::kClusterSize));
-  plans.insert(key, params);
-  return sm90::launch<Kernel>(params, a.device, stream, "sm90 partial GEMM launch");
+  int const clusters = int(grid.x * grid.y * grid.z) / PartialKernel<Gemm>::kClusterSize;
+  using Scheduler = typename Kernel::TileScheduler;
+  Scheduler::set_order(params.scheduler, clusters, placement(a.device, PartialKernel<Gemm>::kClusterSize));
+  // The tail where every unit runs in the first round (all resident at once), else none.
+  plan.fused = mode != TailMode::kOff &&
+               Scheduler::units(params.scheduler) <= int64_t(clusters) * PartialKernel<Gemm>::kUnitsPerCta;
+  if (plan.fused) {
+    TailParams<Element>& t = params.scheduler.tail;
+    t.slices = batches;
+    t.tiles_r = tiles(a.m, Gemm::kTileRows);
+    t.tiles_c = tiles(a.n, Gemm::kTileCols);
+    t.counters = tail->counters;
+    t.partials = partials;
+    t.ld = ld;
+    t.slice_stride = int64_t(a.m) * ld;
+    t.epi = tail->epi;
+  }
+  plans.insert(key, plan);
+  return run();
 }
 
 }  // namespace sm90
