@@ -3,8 +3,9 @@
 # at most eight files):
 #   tail     the tail's GPU tests (sm90 parallel split-K reduced inside the partial GEMM, tests/gpu/test_gpu_tail.py)
 #   tailab   the skinny candidates of the three leading parallel tiles timed L2-flushed (dirty) and as graph replays,
-#            every output checked (variant_ab.py), with the tail on and off (CUTLASS_SPLITK_TAIL=0) in turn
-#   bench0   the suite's bench with the tail off (the reduction kernel, as in session 30), to pair with `bench`
+#            every output checked (variant_ab.py), with the tail on and off (CUTLASS_SPLITK_TAIL=1 / 0) in turn
+#            ($TAILS, default "1 0 1 0")
+#   bench1   the suite's bench with the tail on (CUTLASS_SPLITK_TAIL=1), to pair with `bench` (off: the default)
 #   multi    the GPU tests that need two GPUs (integration, arrays) and the tail's, on a two-GPU machine
 #   ops rest bench benchx fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
@@ -21,9 +22,9 @@ for phase in "$@"; do
               [ -f "$out/tailab${t}_default.json" ] && mv "$out/tailab${t}_default.json" "$out/tailab${t}_$SECONDS.json"
               [ -f "$out/tailab${t}_default.txt" ] && mv "$out/tailab${t}_default.txt" "$out/tailab${t}_$SECONDS.txt"
             done ;;
-    bench0) CUTLASS_SPLITK_TAIL=0 python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' \
-              --dtype f16 bf16 --no-compile --repeat 2 --json "$out/bench_suite_tail0.json" > "$out/bench_suite_tail0.txt" 2>&1
-            tail -22 "$out/bench_suite_tail0.txt" ;;
+    bench1) CUTLASS_SPLITK_TAIL=1 python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' \
+              --dtype f16 bf16 --no-compile --repeat 2 --json "$out/bench_suite_tail1.json" > "$out/bench_suite_tail1.txt" 2>&1
+            tail -22 "$out/bench_suite_tail1.txt" ;;
     multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py tests/gpu/test_gpu_tail.py \
              -k "second_device or two_devices or clusters_of_four or device_properties or gpc or placement or tail" ;;
     ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
