@@ -186,22 +186,29 @@ struct ParallelGemm {
     return Slices{length, (a.k + length - 1) / length};
   }
 
-  static int query(CksArgs const& a, CksQuery& q) {
-    typename FusedEpilogue<Cfg>::Params epi;
+  // Checks the problem and fills q and epi, for the tail's `mode` (read once per call).
+  static int plan(CksArgs const& a, TailMode mode, CksQuery& q, typename FusedEpilogue<Cfg>::Params& epi) {
     if (int s = prepare<Cfg>(a, epi)) return s;
     Slices const s = slices(a);
     q.tiles_m = tiles(a.m, Cfg::kTileRows);
     q.tiles_n = tiles(a.n, Cfg::kTileCols);
     q.k_partitions = s.count;
     // The tail's counters (sm90_tail.cuh), one per output tile, where it is on (used where the launch is one round).
-    q.semaphore_bytes = tail_mode() != TailMode::kOff ? int64_t(sizeof(int)) * q.tiles_m * q.tiles_n : 0;
+    q.semaphore_bytes = mode != TailMode::kOff ? int64_t(sizeof(int)) * q.tiles_m * q.tiles_n : 0;
     q.partial_bytes = int64_t(sizeof(float)) * s.count * a.m * Partial::partial_ld(a.n);
     return CKS_OK;
   }
 
+  static int query(CksArgs const& a, CksQuery& q) {
+    typename FusedEpilogue<Cfg>::Params epi;
+    return plan(a, tail_mode(), q, epi);
+  }
+
   static int run(CksArgs const& a, cudaStream_t stream) {
     CksQuery q{};
-    if (int s = query(a, q)) return s;
+    typename Partial::Tail tail;
+    tail.mode = tail_mode();
+    if (int s = plan(a, tail.mode, q, tail.epi)) return s;
     if (int s = select_device(a)) return s;
     if (q.partial_bytes > a.partial_bytes || !a.partials || !aligned(a.partials, 16))
       return fail(CKS_ERROR_WORKSPACE, "parallel split-K needs " + std::to_string(q.partial_bytes) +
@@ -212,12 +219,8 @@ struct ParallelGemm {
     int64_t const slice_stride = int64_t(a.m) * ld;
     // The reduction inside the GEMM where it is on, runs in one round and the caller gave the
     // counters (a call planned while it was off has none), else the reduction kernel.
-    typename Partial::Tail tail;
     bool const counters = q.semaphore_bytes > 0 && a.semaphores != nullptr && a.semaphore_bytes >= q.semaphore_bytes;
-    if (counters) {
-      FusedEpilogue<Cfg>::init_host(tail.epi, a);
-      tail.counters = static_cast<int*>(a.semaphores);
-    }
+    tail.counters = static_cast<int*>(a.semaphores);
     bool fused = false;
     if (int st = Partial::launch(a, s.length, s.count, partials, counters ? &tail : nullptr, fused, stream)) return st;
     if (fused) return CKS_OK;

@@ -12,6 +12,7 @@
 
 #include "cks_abi.h"
 #include "cks_epilogue.cuh"
+#include "cks_host.cuh"
 
 namespace cks {
 namespace sm90 {
@@ -22,11 +23,13 @@ struct PartialGemm {
   static constexpr int kPartialAlign = 4;
   static int64_t partial_ld(int n) { return (int64_t(n) + kPartialAlign - 1) / kPartialAlign * kPartialAlign; }
 
-  // The reduction inside the GEMM (sm90_tail.cuh) an op asks for: its epilogue's parameters (filled
-  // by the op's FusedEpilogue::init_host) and one zeroed int32 counter per output tile.
+  // The reduction inside the GEMM (sm90_tail.cuh) an op asks for: its mode (tail_mode(), read once
+  // per call), its epilogue's parameters (filled by the op's FusedEpilogue::init_host) and one zeroed
+  // int32 counter per output tile.
   struct Tail {
+    TailMode mode = TailMode::kOff;
     EpilogueParams<typename Gemm::Element> epi;
-    int* counters;
+    int* counters = nullptr;
   };
 
   // Queues `batches` K slices of `k` columns (a whole number of k-tiles) from column 0 of A (row 0

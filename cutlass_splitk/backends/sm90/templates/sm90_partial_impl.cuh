@@ -70,7 +70,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
     bool fused;
   };
   static auto& plans = *new PlanCache<PartialKey, Plan>();  // never destroyed
-  TailMode const mode = tail != nullptr ? tail_mode() : TailMode::kOff;
+  TailMode const mode = tail != nullptr ? tail->mode : TailMode::kOff;
   PartialKey key;
   std::memset(&key, 0, sizeof(key));  // the key is compared as bytes, padding included
   key.args = a;

@@ -12,9 +12,9 @@
 // The counter takes a second lap (each unit counts again once past its wait); the last of it
 // zeroes the counter, so the counters (the call's semaphores: int32, zero-filled) are zero
 // again for the next launch. No second kernel, no wait for the whole grid; but on the H100 it is
-// 3-7 us slower than the PDL-launched reduction kernel (the store completion and the counter
-// ~3.6 us, the slices' reads ~3.3: BENCHMARKS.md, session 31), so it is opt-in
-// (CUTLASS_SPLITK_TAIL=1, cks_host.cuh).
+// 3-7 us slower than the PDL-launched reduction kernel (from the tail's start to the reads ~3.6
+// us, of which the fences and the counter's atomics ~1; the slices' reads ~3.3: BENCHMARKS.md,
+// session 31), so it is opt-in (CUTLASS_SPLITK_TAIL=1, cks_host.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
