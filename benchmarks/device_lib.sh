@@ -80,8 +80,9 @@ coalescer() {
 # common_phase PHASE: the phases the session scripts share, logs and JSON under $out: ops (the GPU op
 # tests and hostile inputs), rest (the rest of the GPU suite), bench (the suite's bench, chain op, f16
 # and bf16; SWEEP=1: every candidate swept; COMPILE=1: with the torch.compile column; REPEAT: rounds, default 2), benchx (f16 on
-# benchmarks/extra_shapes.yaml, every candidate swept), fuzz (the config fuzzer, benchmarks/device_fuzz.sh,
-# seed $SEED or the script's $fuzz_seed; .cutlass carried). Returns 1 for any other phase.
+# benchmarks/extra_shapes.yaml, every candidate swept), multi (the GPU tests that need two GPUs, and the GPC order's,
+# placement's and tail's, on a two-GPU machine), fuzz (the config fuzzer, benchmarks/device_fuzz.sh, seed $SEED or the
+# script's $fuzz_seed; .cutlass carried). Returns 1 for any other phase.
 common_phase() {
   case $1 in
     ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
@@ -94,6 +95,8 @@ common_phase() {
               --shapes benchmarks/extra_shapes.yaml --no-compile --repeat 1 --sweep --json "$out/bench_extra.json" \
               > "$out/bench_extra.txt" 2>&1
             tail -16 "$out/bench_extra.txt" ;;
+    multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py tests/gpu/test_gpu_tail.py \
+             -k "second_device or two_devices or clusters_of_four or device_properties or gpc or placement or tail" ;;
     fuzz) SEED=${SEED:-$fuzz_seed} CONFIGS=${CONFIGS:-8} PROBLEMS=${PROBLEMS:-100} OUT=$out/f1 \
             bash benchmarks/device_fuzz.sh | tail -30 ;;
     *) return 1 ;;

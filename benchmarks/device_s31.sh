@@ -6,8 +6,7 @@
 #            every output checked (variant_ab.py), with the tail on and off (CUTLASS_SPLITK_TAIL=1 / 0) in turn
 #            ($TAILS, default "1 0 1 0")
 #   bench1   the suite's bench with the tail on (CUTLASS_SPLITK_TAIL=1), to pair with `bench` (off: the default)
-#   multi    the GPU tests that need two GPUs (integration, arrays) and the tail's, on a two-GPU machine
-#   ops rest bench benchx fuzz   device_lib.sh's common phases
+#   ops rest bench benchx multi fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20263101
 out=/tmp/s31; mkdir -p "$out"
@@ -25,9 +24,7 @@ for phase in "$@"; do
     bench1) CUTLASS_SPLITK_TAIL=1 python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' \
               --dtype f16 bf16 --no-compile --repeat 2 --json "$out/bench_suite_tail1.json" > "$out/bench_suite_tail1.txt" 2>&1
             tail -22 "$out/bench_suite_tail1.txt" ;;
-    multi) gpu_tests multi tests/gpu/test_gpu_integration.py tests/gpu/test_gpu_arrays.py tests/gpu/test_gpu_tail.py \
-             -k "second_device or two_devices or clusters_of_four or device_properties or gpc or placement or tail" ;;
-    ops|rest|bench|benchx|fuzz) common_phase "$phase" ;;
+    ops|rest|bench|benchx|multi|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac
   echo "phase $phase done at ${SECONDS}s"
