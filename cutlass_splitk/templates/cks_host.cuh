@@ -115,6 +115,29 @@ int configure(KernelFn kernel, int smem_bytes, int device) {
   return CKS_OK;
 }
 
+// A positive value that `query(value)` (true: the call succeeded) reads once per device, kept in `slots`; 0 where the
+// query fails (asked again next time; its error is not left for the next launch to report).
+template <class Query>
+int once_per_device(std::atomic<int> (&slots)[64], int device, Query&& query) {
+  std::atomic<int>& slot = slots[device & 63];
+  int value = slot.load();
+  if (value == 0) {
+    if (!query(value) || value < 0) {
+      cudaGetLastError();  // not sticky; a launch reports a real problem
+      value = 0;
+    }
+    slot.store(value);
+  }
+  return value;
+}
+
+template <cudaDeviceAttr kAttribute>
+int device_attribute(int device) {
+  static std::atomic<int> values[64];
+  return once_per_device(values, device,
+                         [&](int& value) { return cudaDeviceGetAttribute(&value, kAttribute, device) == cudaSuccess; });
+}
+
 // Whether environment variable `name` is set to exactly `value` (read at every call).
 inline bool env_is(char const* name, char const* value) {
   char const* env = std::getenv(name);

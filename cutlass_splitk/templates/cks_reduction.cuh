@@ -41,6 +41,10 @@ CUTLASS_DEVICE void pdl_wait_primary() {
 static int const kReduceThreadsX = 64;
 static int const kReduceThreadsYMax = 4;
 static int64_t const kReduceTargetThreads = 65536;
+// The kernel's own shared memory (partial_sums below), per block.
+template <class Cfg>
+constexpr int kReduceStaticSmem =
+    int(sizeof(typename FusedEpilogue<Cfg>::Vec)) * kReduceThreadsX * (kReduceThreadsYMax - 1);
 
 inline int reduce_threads_y(int64_t vectors, int partitions) {
   int y = 1;
@@ -57,6 +61,7 @@ __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsYMax)
   static int const kChunk = kV < 4 ? kV : 4;  // 16-byte loads where the vector allows
   using Vec = typename Epi::Vec;
   __shared__ Vec partial_sums[kReduceThreadsYMax - 1][kReduceThreadsX];
+  static_assert(sizeof(partial_sums) == kReduceStaticSmem<Cfg>, "the launch's shared memory cap counts these");
 
   int const vecs_per_row = p.n / kV;
   int const vec = blockIdx.x * kReduceThreadsX + threadIdx.x;
@@ -98,11 +103,52 @@ __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsYMax)
   Epi::apply_and_store(p, row, col, sources, acc);
 }
 
+// What a device offers reduce_spread_smem (its attributes; any 0: unknown, no cap).
+struct SpreadDevice {
+  int sms, smem_per_sm, smem_optin, threads_per_sm, reserved_smem_per_block;
+};
+
+// The reduction's blocks spread over the SMs. Launched with PDL, they become resident while the
+// GEMM runs, wherever an SM is free: where a one-round GEMM fills nearly every SM (128 CTAs on an
+// H100's 132 SMs), the few idle SMs take as many blocks as their threads allow (8 of 128 each) and,
+// once the GEMM ends, read a quarter of the partials alone. So each block then claims unused
+// dynamic shared memory that caps an SM at its even share of the blocks (one of 128). Where the
+// GEMM leaves many SMs idle or runs several rounds (its CTAs ending apart), blocks resident early
+// on any SM beat a cap that leaves some to launch after the GEMM's end: no cap. H100, round 52
+// (BENCHMARKS.md, session 32): 0.5-1.7 us less per call on the suite's skinny and decode picks,
+// 1-7 % slower on two-round candidates and on a 64-CTA GEMM when capped, hence the rule.
+// Returns the dynamic shared memory a block asks for (0: no cap), for `blocks` blocks of
+// `threads_per_block` threads and `static_smem` bytes after a GEMM of `gemm_ctas` CTAs that runs in
+// one round (0: not one round).
+inline int reduce_spread_smem(SpreadDevice const& d, int gemm_ctas, unsigned blocks, int threads_per_block,
+                              int static_smem) {
+  if (gemm_ctas <= 0 || d.sms <= 0 || (d.sms - gemm_ctas) * 8 > d.sms) return 0;  // over an eighth of the SMs idle
+  if (d.smem_per_sm <= 0 || d.smem_optin <= static_smem || d.threads_per_sm <= 0) return 0;
+  int const per_sm = int((blocks + unsigned(d.sms) - 1) / unsigned(d.sms));
+  if (per_sm * threads_per_block >= d.threads_per_sm) return 0;  // the threads cap it already
+  // Whole 256-byte units, so that the allocation's rounding cannot leave room for one block fewer.
+  int const bytes = (d.smem_per_sm / per_sm - d.reserved_smem_per_block - static_smem) & ~255;
+  int const most = (d.smem_optin - static_smem) & ~255;
+  return bytes <= 0 ? 0 : (bytes < most ? bytes : most);
+}
+
+inline SpreadDevice spread_device(int device) {
+  return SpreadDevice{device_attribute<cudaDevAttrMultiProcessorCount>(device),
+                      device_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>(device),
+                      device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(device),
+                      device_attribute<cudaDevAttrMaxThreadsPerMultiProcessor>(device),
+                      device_attribute<cudaDevAttrReservedSharedMemoryPerBlock>(device)};
+}
+
+template <class Cfg>
+struct ReduceSpread {};  // configure()'s once-per-device key of the reduction kernel's shared memory limit
+
 // Launches the reduction of ``partitions`` slices of float32 partials into the epilogue of
 // ``a`` on ``stream``, after the GEMM already queued there (with PDL unless pdl is kOff).
+// ``gemm_ctas``: that GEMM's CTAs where it runs in one round (reduce_spread_smem), else 0.
 template <class Cfg>
 int launch_reduction(CksArgs const& a, float const* partials, int64_t ld, int64_t slice_stride, int partitions,
-                     cudaStream_t stream, Pdl pdl) {
+                     cudaStream_t stream, Pdl pdl, int gemm_ctas = 0) {
   typename FusedEpilogue<Cfg>::Params epi;
   FusedEpilogue<Cfg>::init_host(epi, a);
   int64_t const vectors = int64_t(a.m) * (a.n / Cfg::kAlignment);
@@ -110,6 +156,17 @@ int launch_reduction(CksArgs const& a, float const* partials, int64_t ld, int64_
   config.gridDim = dim3(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));
   config.blockDim = dim3(kReduceThreadsX, reduce_threads_y(vectors, partitions));
   config.stream = stream;
+  if (pdl != Pdl::kOff) {
+    int const static_smem = kReduceStaticSmem<Cfg>;
+    SpreadDevice const d = spread_device(a.device);
+    int const smem = reduce_spread_smem(d, gemm_ctas, config.gridDim.x, int(config.blockDim.x * config.blockDim.y),
+                                        static_smem);
+    if (smem > 0) {
+      if (int s = configure<ReduceSpread<Cfg>>(reduce_epilogue_kernel<Cfg>, d.smem_optin - static_smem, a.device))
+        return s;
+      config.dynamicSmemBytes = size_t(smem);
+    }
+  }
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;

@@ -222,9 +222,12 @@ struct ParallelGemm {
     bool const counters = q.semaphore_bytes > 0 && a.semaphores != nullptr && a.semaphore_bytes >= q.semaphore_bytes;
     tail.counters = static_cast<int*>(a.semaphores);
     bool fused = false;
-    if (int st = Partial::launch(a, s.length, s.count, partials, counters ? &tail : nullptr, fused, stream)) return st;
+    int one_round_ctas = 0;
+    if (int st = Partial::launch(a, s.length, s.count, partials, counters ? &tail : nullptr, fused, one_round_ctas,
+                                 stream))
+      return st;
     if (fused) return CKS_OK;
-    return launch_reduction<Cfg>(a, partials, ld, slice_stride, s.count, stream, pdl_mode(a.device));
+    return launch_reduction<Cfg>(a, partials, ld, slice_stride, s.count, stream, pdl_mode(a.device), one_round_ctas);
   }
 };
 

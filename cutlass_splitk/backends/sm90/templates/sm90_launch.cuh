@@ -21,29 +21,6 @@
 namespace cks {
 namespace sm90 {
 
-// A positive value that `query(value)` (true: the call succeeded) reads once per device, kept in `slots`; 0 where the
-// query fails (asked again next time; its error is not left for the next launch to report).
-template <class Query>
-int once_per_device(std::atomic<int> (&slots)[64], int device, Query&& query) {
-  std::atomic<int>& slot = slots[device & 63];
-  int value = slot.load();
-  if (value == 0) {
-    if (!query(value) || value < 0) {
-      cudaGetLastError();  // not sticky; a launch reports a real problem
-      value = 0;
-    }
-    slot.store(value);
-  }
-  return value;
-}
-
-template <cudaDeviceAttr kAttribute>
-int device_attribute(int device) {
-  static std::atomic<int> values[64];
-  return once_per_device(values, device,
-                         [&](int& value) { return cudaDeviceGetAttribute(&value, kAttribute, device) == cudaSuccess; });
-}
-
 // The launch of `Kernel` over `grid`: its block, its dynamic shared memory and its cluster shape (in `attribute`,
 // which the configuration points to).
 template <class Kernel>

@@ -35,9 +35,11 @@ struct PartialGemm {
   // Queues `batches` K slices of `k` columns (a whole number of k-tiles) from column 0 of A (row 0
   // of B), the last one cut at a.k, writing partial slices from `partials` on. With `tail`, where
   // the launch runs in one round, the GEMM also reduces them and stores the op's output: `fused` says
-  // whether it did (else the caller launches the reduction). Defined in sm90_partial_impl.cuh.
+  // whether it did (else the caller launches the reduction), `one_round_ctas` the launch's CTAs where every
+  // work unit runs in the first round, else 0 (launch_reduction spreads its blocks by it). Defined in
+  // sm90_partial_impl.cuh.
   static int launch(CksArgs const& a, int k, int batches, float* partials, Tail const* tail, bool& fused,
-                    cudaStream_t stream);
+                    int& one_round_ctas, cudaStream_t stream);
 };
 
 }  // namespace sm90

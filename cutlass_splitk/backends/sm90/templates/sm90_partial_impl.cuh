@@ -62,12 +62,13 @@ struct PartialKey {
 
 template <class Gemm>
 int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* partials, Tail const* tail, bool& fused,
-                              cudaStream_t stream) {
+                              int& one_round_ctas, cudaStream_t stream) {
   using Kernel = typename PartialKernel<Gemm>::Kernel;
   using Element = typename Gemm::Element;
   struct Plan {
     typename Kernel::Params params;
     bool fused;
+    int one_round_ctas;
   };
   static auto& plans = *new PlanCache<PartialKey, Plan>();  // never destroyed
   TailMode const mode = tail != nullptr ? tail->mode : TailMode::kOff;
@@ -82,6 +83,7 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
   Plan plan;
   auto run = [&]() {
     fused = plan.fused;
+    one_round_ctas = plan.one_round_ctas;
     return sm90::launch<Kernel>(plan.params, a.device, stream, "sm90 partial GEMM launch",
                                 plan.fused && mode == TailMode::kOn);
   };
@@ -133,8 +135,9 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
   using Scheduler = typename Kernel::TileScheduler;
   Scheduler::set_order(params.scheduler, clusters, placement(a.device, PartialKernel<Gemm>::kClusterSize));
   // The tail where every unit runs in the first round (all resident at once), else none.
-  plan.fused = mode != TailMode::kOff &&
-               Scheduler::units(params.scheduler) <= int64_t(clusters) * PartialKernel<Gemm>::kUnitsPerCta;
+  bool const one_round = Scheduler::units(params.scheduler) <= int64_t(clusters) * PartialKernel<Gemm>::kUnitsPerCta;
+  plan.fused = mode != TailMode::kOff && one_round;
+  plan.one_round_ctas = one_round ? int(grid.x * grid.y * grid.z) : 0;
   if (plan.fused) {
     TailParams<Element>& t = params.scheduler.tail;
     t.slices = batches;
