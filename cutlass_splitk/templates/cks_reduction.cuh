@@ -156,13 +156,13 @@ int launch_reduction(CksArgs const& a, float const* partials, int64_t ld, int64_
   config.gridDim = dim3(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));
   config.blockDim = dim3(kReduceThreadsX, reduce_threads_y(vectors, partitions));
   config.stream = stream;
-  if (pdl != Pdl::kOff) {
-    int const static_smem = kReduceStaticSmem<Cfg>;
+  if (pdl != Pdl::kOff && gemm_ctas > 0) {  // only then can there be a cap: no attribute reads otherwise
     SpreadDevice const d = spread_device(a.device);
     int const smem = reduce_spread_smem(d, gemm_ctas, config.gridDim.x, int(config.blockDim.x * config.blockDim.y),
-                                        static_smem);
+                                        kReduceStaticSmem<Cfg>);
     if (smem > 0) {
-      if (int s = configure<ReduceSpread<Cfg>>(reduce_epilogue_kernel<Cfg>, d.smem_optin - static_smem, a.device))
+      if (int s = configure<ReduceSpread<Cfg>>(reduce_epilogue_kernel<Cfg>, d.smem_optin - kReduceStaticSmem<Cfg>,
+                                               a.device))
         return s;
       config.dynamicSmemBytes = size_t(smem);
     }
