@@ -143,14 +143,14 @@ inline SpreadDevice spread_device(int device) {
 template <class Cfg>
 struct ReduceSpread {};  // configure()'s once-per-device key of the reduction kernel's shared memory limit
 
-// Launches the reduction of ``partitions`` slices of float32 partials into the epilogue of
-// ``a`` on ``stream``, after the GEMM already queued there (with PDL unless pdl is kOff).
+// Launches the reduction of ``partitions`` slices of float32 partials of the problem ``a`` into
+// its epilogue ``epi`` (FusedEpilogue<Cfg>::init_host's for ``a``, which the caller's checks
+// filled) on ``stream``, after the GEMM already queued there (with PDL unless pdl is kOff).
 // ``gemm_ctas``: that GEMM's CTAs where it runs in one round (reduce_spread_smem), else 0.
 template <class Cfg>
-int launch_reduction(CksArgs const& a, float const* partials, int64_t ld, int64_t slice_stride, int partitions,
-                     cudaStream_t stream, Pdl pdl, int gemm_ctas = 0) {
-  typename FusedEpilogue<Cfg>::Params epi;
-  FusedEpilogue<Cfg>::init_host(epi, a);
+int launch_reduction(typename FusedEpilogue<Cfg>::Params const& epi, CksArgs const& a, float const* partials,
+                     int64_t ld, int64_t slice_stride, int partitions, cudaStream_t stream, Pdl pdl,
+                     int gemm_ctas = 0) {
   int64_t const vectors = int64_t(a.m) * (a.n / Cfg::kAlignment);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));

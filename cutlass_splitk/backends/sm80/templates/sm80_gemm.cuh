@@ -74,14 +74,12 @@ struct Common {
     return (int64_t(a.n) + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
   }
 
-  // can_implement + the K partitioning, shared by both strategies' query().
-  static int query(CksArgs const& a, CksQuery& q) {
+  // can_implement + the K partitioning, shared by both strategies' query(); fills epi, the
+  // epilogue's parameters for a (the reduction launches with them).
+  static int query(CksArgs const& a, CksQuery& q, typename FusedEpilogue<Cfg>::Params& epi) {
     if (int status = check_abi(a)) return status;
     std::string why = check(a);
-    if (why.empty()) {
-      typename FusedEpilogue<Cfg>::Params epi;
-      why = FusedEpilogue<Cfg>::init_host(epi, a);
-    }
+    if (why.empty()) why = FusedEpilogue<Cfg>::init_host(epi, a);
     if (!why.empty()) return fail(CKS_ERROR_INVALID_PROBLEM, why);
     auto p = plan(a);
     q.k_partitions = p.grid_tiled_shape.k();
@@ -103,17 +101,22 @@ struct SerialGemm {
       Visitor, typename Base::Epilogue>::Epilogue;
   using Kernel = SerialSplitKKernel<typename Base::Mma, Epilogue, typename Cfg::Swizzle>;
 
-  static int query(CksArgs const& a, CksQuery& q) {
-    if (int status = C::query(a, q)) return status;
+  static int query(CksArgs const& a, CksQuery& q, typename FusedEpilogue<Cfg>::Params& epi) {
+    if (int status = C::query(a, q, epi)) return status;
     bool const split = q.k_partitions > 1;
     q.semaphore_bytes = split ? int64_t(sizeof(int)) * q.tiles_m * q.tiles_n : 0;
     q.partial_bytes = split ? int64_t(sizeof(float)) * a.m * C::partial_ld(a) : 0;  // the running partial
     return CKS_OK;
   }
+  static int query(CksArgs const& a, CksQuery& q) {
+    typename FusedEpilogue<Cfg>::Params epi;
+    return query(a, q, epi);
+  }
 
   static int run(CksArgs const& a, cudaStream_t stream) {
     CksQuery q{};
-    int status = query(a, q);
+    typename Kernel::Params params;
+    int status = query(a, q, params.visitor.epi);
     if (status != CKS_OK) return status;
     status = select_device(a);
     if (status != CKS_OK) return status;
@@ -125,7 +128,6 @@ struct SerialGemm {
       return fail(CKS_ERROR_WORKSPACE, "serial split-K needs " + std::to_string(q.partial_bytes) +
                                            " bytes of 16-byte aligned float32 partials");
     auto plan = C::plan(a);
-    typename Kernel::Params params;
     params.problem_size = plan.problem_size;
     params.grid_tiled_shape = plan.grid_tiled_shape;
     params.swizzle_log_tile = plan.swizzle_log_tile;
@@ -135,7 +137,6 @@ struct SerialGemm {
     params.ptr_A = a.a;
     params.ptr_B = a.b;
     params.semaphore = static_cast<int*>(a.semaphores);
-    FusedEpilogue<Cfg>::init_host(params.visitor.epi, a);
     params.visitor.partials = static_cast<float*>(a.partials);
     params.visitor.partial_ld = C::partial_ld(a);
     params.visitor.iterator = typename Visitor::OutputTileIterator::Params(
@@ -157,15 +158,20 @@ struct ParallelGemm {
   // float partials, 16-byte stores (C::partial_ld pads the workspace's rows to match)
   using Kernel = typename C::template UniversalKernel<float, C::kPartialAlign>;
 
-  static int query(CksArgs const& a, CksQuery& q) {
-    if (int status = C::query(a, q)) return status;
+  static int query(CksArgs const& a, CksQuery& q, typename FusedEpilogue<Cfg>::Params& epi) {
+    if (int status = C::query(a, q, epi)) return status;
     q.partial_bytes = int64_t(sizeof(float)) * q.k_partitions * a.m * C::partial_ld(a);
     return CKS_OK;
+  }
+  static int query(CksArgs const& a, CksQuery& q) {
+    typename FusedEpilogue<Cfg>::Params epi;
+    return query(a, q, epi);
   }
 
   static int run(CksArgs const& a, cudaStream_t stream) {
     CksQuery q{};
-    int status = query(a, q);
+    typename FusedEpilogue<Cfg>::Params epi;
+    int status = query(a, q, epi);
     if (status != CKS_OK) return status;
     status = select_device(a);
     if (status != CKS_OK) return status;
@@ -192,7 +198,7 @@ struct ParallelGemm {
     status = launched("parallel split-K partial GEMM launch");
     if (status != CKS_OK) return status;
 
-    return launch_reduction<Cfg>(a, static_cast<float const*>(a.partials), ld, slice_stride,
+    return launch_reduction<Cfg>(epi, a, static_cast<float const*>(a.partials), ld, slice_stride,
                                  int(q.k_partitions), stream, pdl);
   }
 };

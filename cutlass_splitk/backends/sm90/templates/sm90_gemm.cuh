@@ -227,7 +227,8 @@ struct ParallelGemm {
                                  stream))
       return st;
     if (fused) return CKS_OK;
-    return launch_reduction<Cfg>(a, partials, ld, slice_stride, s.count, stream, pdl_mode(a.device), one_round_ctas);
+    return launch_reduction<Cfg>(tail.epi, a, partials, ld, slice_stride, s.count, stream, pdl_mode(a.device),
+                                 one_round_ctas);
   }
 };
 
