@@ -13,6 +13,9 @@
 #   r55      round 55: round 54's order and, where a cluster's own operand tile has no other sharer (one tile row or
 #            column: decode and projection shapes), the other operand's sharers grouped (build/r55), against the
 #            shipped order, as r54
+#   r56      round 56: the partial GEMM's producer ordered as cuBLAS's (build/r56, -DCKS_SM90_PRODUCER_ORDER from
+#            benchmarks/r56_producer_order.patch) against the same tree without it (build/r56n), variant_ab.py in
+#            turn, twice, every output checked
 #   ops rest bench benchx multi fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 out=/tmp/s33; mkdir -p "$out"
@@ -54,6 +57,7 @@ for phase in "$@"; do
              1024,1024,16384 320,1280,16384) \
            --rounds "${R55ROUNDS:-2}" --json "$out/r55.json" 2>&1 | grep -v -i warn | tee "$out/r55.txt" | grep -v "^WRONG" ;
          echo "r55 wrong lines: $(grep -c WRONG "$out/r55.txt")" ;;
+    r56) ab r56 explore90r56_chain_f16 . "1 2" "r56n r56" "${skinny10[@]}" 448,448,32768 640,640,20480 ;;
     r54ncu) M=lts__t_sectors_srcunit_ltcfabric_lookup_hit.sum,lts__t_sectors_srcunit_ltcfabric.sum,dram__bytes_read.sum,gpu__time_duration.sum
             for c in "256,256,65536 t64x64x64_c1x2 8" "512,512,32768 t64x128x64_c1x2 4" "1024,1024,16384 t128x128x64_c1x2 2" \
                      "160,2560,12288 t128x128x64_c2x1 3"; do
