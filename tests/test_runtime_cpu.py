@@ -254,6 +254,18 @@ def test_real_query_workspace_sizes(real_tiny):
     assert (status, q.k_partitions, q.semaphore_bytes, q.partial_bytes) == (0, 1, 0, 0)  # no workspace without a split
     status, _, q = _query(real_tiny, parallel, 100, 136, 1000, 3)
     assert (status, q.semaphore_bytes, q.partial_bytes) == (0, 0, 4 * 3 * 100 * 136)
+    # an output of 2^31 elements or more is a problem like any other (64-bit sizes and offsets)
+    m, n = 65536, 65544
+    status, why, q = _query(real_tiny, serial, m, n, 64, 2)
+    assert (status, q.k_partitions, q.partial_bytes) == (0, 1, 0), why  # K = 64: one partition
+    status, why, q = _query(real_tiny, serial, m, n, 1000, 3)
+    assert (status, q.k_partitions, q.partial_bytes) == (0, 3, 4 * m * n), why
+    status, why, q = _query(real_tiny, parallel, m, n, 1000, 3)
+    assert (status, q.partial_bytes) == (0, 4 * 3 * m * n), why
+    for dims in ((2**30 + 1, 64, 64), (64, 2**30 + 8, 64), (64, 64, 2**30 + 8)):
+        status, why, _ = _query(real_tiny, serial, *dims, 1)
+        assert (status, why) == (abi.STATUS_INVALID_PROBLEM, "M, N and K must each be at most 2^30 (32-bit tile "
+                                 "arithmetic; the output may exceed 2^31 elements)"), dims
 
 
 @pytest.mark.nvcc
@@ -416,6 +428,23 @@ def test_shape_mismatch(linear):
         f"linear_f16: a must be 2-D, got shape (1, {M}, {K})"
     assert raises(ValueError, lambda: linear(a_(), torch.randn(K, dtype=H))) == \
         f"linear_f16: b must be 2-D, got shape ({K},)"
+
+
+def test_dimensions_beyond_2_30(linear):
+    # M, N, K travel as int32 (CksArgs) and are rounded up to whole tiles in 32 bits: past 2^30 a call is
+    # refused, not wrapped around to another problem; M * N itself may exceed 2^31 (64-bit offsets).
+    # Stride-0 views: no memory.
+    big = 2**30 + 1
+    a_tall = torch.zeros(1, K, dtype=H).expand(big, K)
+    assert raises(ValueError, lambda: linear(a_tall, w_())) == \
+        f"linear_f16: M={big}: M, N and K must each be at most 2^30 = {2**30} (the kernels' problem sizes " \
+        "are 32-bit); split the call along M or N"
+    a_wide = torch.zeros(M, 1, dtype=H).expand(M, 2**32 + 8)
+    w_wide = torch.zeros(1, N, dtype=H).expand(2**32 + 8, N)
+    assert raises(ValueError, lambda: linear(a_wide, w_wide)) == \
+        f"linear_f16: K={2**32 + 8}: M, N and K must each be at most 2^30 = {2**30} (the kernels' problem " \
+        "sizes are 32-bit); split the call along M or N"
+    assert operands.problem("x", (2**30, 8), (8, 2**30), 0.0, False) == (2**30, 2**30, 8)  # the bound itself runs
 
 
 def test_tn_b_must_be_column_major(linear):
@@ -960,6 +989,49 @@ def test_scratch_workspace_is_fresh_and_zeroed():
     assert not second.owner.any() and second.ptr != first.ptr
     partials = SCRATCH.partials(cpu, 0, 4 * 1000 + 1)
     assert partials.owner.dtype == torch.float32 and partials.owner.shape == (1001,) and partials.nbytes == 4004
+
+
+def test_workspace_growth_and_release_order():
+    """Cached partials grow to powers of two up to 256 MB and by eighths of one beyond (a 17.2 GB
+    parallel split-K workspace gets 17.2 GB, not 34.4); a buffer that must grow is dropped before its
+    successor is allocated, and the fast paths hear of the change even when that allocation fails."""
+    from cutlass_splitk.runtime.workspace import EXACT_GROWTH_WORDS, Workspace, _words
+    assert [_words(n, 1 << 16) for n in (1, 4 << 16, (4 << 16) + 4, 4 * 100_000)] == \
+        [1 << 16, 1 << 16, 1 << 17, 1 << 17]
+    assert _words(4 * EXACT_GROWTH_WORDS, 1) == EXACT_GROWTH_WORDS
+    assert _words(4 * EXACT_GROWTH_WORDS + 4, 1) == EXACT_GROWTH_WORDS + (1 << 23)  # 12.5 % steps past 2^26
+    big = 4 * 2 * 8200 * 262152  # parallel split 2 of an 8200 x 262152 output
+    assert big // 4 <= _words(big, 1 << 16) <= big // 4 * 1.125
+    assert _words(big, 1 << 16) == 9 << 29  # 4.30e9 words: the next multiple of 2^32 / 8
+
+    from cutlass_splitk.runtime.workspace import Block
+    events = []
+
+    class Memory:
+        fail = False
+
+        def empty(self, device, stream, words):
+            held = work.get(device, stream)
+            events.append(("alloc", words, held.partials if held else "no set"))  # what the workspace still holds
+            if self.fail:
+                raise MemoryError("out of memory")
+            return Block(1000 + len(events), words * 4, object())
+
+    work = Workspace(Memory())
+    work.on_change.append(lambda: events.append(("changed",)))
+    first = work.partials(0, 5, 1000)
+    assert work.partials(0, 5, 4 << 16) is first  # fits: kept
+    buf = work.get(0, 5)
+    events.clear()
+    second = work.partials(0, 5, (4 << 16) + 4)
+    assert buf.partials is second and second.nbytes == 4 << 17
+    assert events == [("alloc", 1 << 17, None), ("changed",)]  # the first block was let go before
+    work.memory.fail = True
+    with pytest.raises(MemoryError):
+        work.partials(0, 5, 4 << 20)
+    assert buf.partials is None and events[-2:] == [("alloc", 1 << 20, None), ("changed",)]
+    work.memory.fail = False
+    assert work.partials(0, 5, 4).nbytes == 4 << 16  # the next call allocates again
 
 
 def test_custom_op_takes_scratch_workspace():

@@ -20,6 +20,8 @@ from .errors import PaddingWarning
 
 Array = Any  # a torch.Tensor or an arrays.ArrayView
 
+MAX_DIM = 2**30  # M, N, K each (int32 in CksArgs, kept far from its end: cks_host.cuh's kMaxDim); M * N may exceed 2^31
+
 
 @dataclass
 class Operands:
@@ -81,13 +83,18 @@ def col_major_ld(t: Array) -> Optional[int]:
 
 def problem(op: str, a_shape: Sequence[int], b_shape: Sequence[int], beta: float, has_c: bool) -> Tuple[int, int, int]:
     """(M, N, K) of ``a @ b`` from the operands' 2-D shapes, checked: b's rows are a's columns,
-    and a nonzero beta comes with c."""
+    a nonzero beta comes with c, and each of M, N, K fits the kernels' 32-bit sizes."""
     m, k = a_shape
     if b_shape[0] != k:
         raise ValueError(f"{op}: a is ({m}, {k}) but b is {tuple(b_shape)}: b must be (K={k}, N)")
     if beta != 0.0 and not has_c:
         raise ValueError(f"{op}: beta={beta} needs c")
-    return m, b_shape[1], k
+    n = b_shape[1]
+    big = [f"{name}={x}" for name, x in (("M", m), ("N", n), ("K", k)) if x > MAX_DIM]
+    if big:
+        raise ValueError(f"{op}: {', '.join(big)}: M, N and K must each be at most 2^30 = {MAX_DIM} (the kernels' "
+                         f"problem sizes are 32-bit); split the call along M or N")
+    return m, n, k
 
 
 def bias_length(bias: BiasMode, m: int, n: int) -> int:

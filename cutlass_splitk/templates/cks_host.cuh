@@ -181,6 +181,10 @@ inline TailMode tail_mode() {
   return std::strcmp(env, "free") == 0 ? TailMode::kFree : TailMode::kOff;
 }
 
+// The largest M, N or K (runtime/operands.py's MAX_DIM): far from int32's end, so that rounding a dimension up
+// to whole tiles and clusters never overflows; M * N may exceed 2^31 (offsets are 64-bit).
+constexpr int32_t kMaxDim = int32_t(1) << 30;
+
 // The checks every backend makes of the problem and the A, B operands (sizes, pointers and
 // leading dimensions aligned to the variant's kAlignment); an empty string when it can run.
 template <class Cfg>
@@ -190,8 +194,8 @@ std::string check_problem(CksArgs const& a) {
   if (a.m <= 0 || a.n <= 0 || a.k <= 0)
     return "M, N, K must be positive (empty problems are handled by the caller)";
   if (a.split_k < 1) return "split_k must be >= 1";
-  if (int64_t(a.m) * a.n >= (int64_t(1) << 31))
-    return "M * N must be below 2^31";
+  if (a.m > kMaxDim || a.n > kMaxDim || a.k > kMaxDim)
+    return "M, N and K must each be at most 2^30 (32-bit tile arithmetic; the output may exceed 2^31 elements)";
   int const bytes = kAlign * int(sizeof(Element));
   if (!a.a || !aligned(a.a, bytes) || a.lda % kAlign || a.lda < a.k)
     return "A must be " + std::to_string(bytes) + "-byte aligned with lda a multiple of " +

@@ -63,11 +63,23 @@ __global__ void __launch_bounds__(kReduceThreadsX* kReduceThreadsYMax)
   __shared__ Vec partial_sums[kReduceThreadsYMax - 1][kReduceThreadsX];
   static_assert(sizeof(partial_sums) == kReduceStaticSmem<Cfg>, "the launch's shared memory cap counts these");
 
+  // An output may hold 2^31 elements or more: the vector's index in 64 bits there, in 32 (one division
+  // instruction sequence instead of the 64-bit routine) where every index fits (a uniform branch)
   int const vecs_per_row = p.n / kV;
-  int const vec = blockIdx.x * kReduceThreadsX + threadIdx.x;
-  bool const active = vec < p.m * vecs_per_row;
-  int const row = active ? vec / vecs_per_row : 0;
-  int const col = active ? (vec - row * vecs_per_row) * kV : 0;
+  int64_t const vectors = int64_t(p.m) * vecs_per_row;
+  int64_t const vec = int64_t(blockIdx.x) * kReduceThreadsX + threadIdx.x;
+  bool const active = vec < vectors;
+  int row = 0, col = 0;
+  if (active) {
+    if (vectors <= INT32_MAX) {
+      int const v = int(vec);
+      row = v / vecs_per_row;
+      col = (v - row * vecs_per_row) * kV;
+    } else {
+      row = int(vec / vecs_per_row);
+      col = int(vec - int64_t(row) * vecs_per_row) * kV;
+    }
+  }
   int const ys = blockDim.y;
 
   // The epilogue's own inputs (C, bias, E) are not written by the GEMM, which ran after
@@ -152,6 +164,8 @@ int launch_reduction(typename FusedEpilogue<Cfg>::Params const& epi, CksArgs con
                      int64_t ld, int64_t slice_stride, int partitions, cudaStream_t stream, Pdl pdl,
                      int gemm_ctas = 0) {
   int64_t const vectors = int64_t(a.m) * (a.n / Cfg::kAlignment);
+  if ((vectors + kReduceThreadsX - 1) / kReduceThreadsX > int64_t(INT32_MAX))
+    return fail(CKS_ERROR_INVALID_PROBLEM, "the output is too large for the reduction's grid (M * N / alignment over 2^37)");
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned((vectors + kReduceThreadsX - 1) / kReduceThreadsX));
   config.blockDim = dim3(kReduceThreadsX, reduce_threads_y(vectors, partitions));

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Session 34's device calls, by phase (logs under /tmp/s34, packed into $OUT/s34.tgz after the phases):
+#   large    tests/gpu/test_gpu_large.py alone, with its per-op lines: outputs of 2.15 * 10^9 elements (M * N past
+#            2^31), every variant of build/epilogues and two ops of build/default at splits of at most 3
+#   r57      round 57: within each CTA of the skinny partial GEMMs, when the producer issues its first and last loads
+#            against the prologue and the unit's end (probe_times.py on build/r57, built with -DCKS_PROBE_TIMES from
+#            benchmarks/r57_probe_times.patch)
+#   rest2    the rest of the GPU suite without test_gpu_large.py (ran in `large`)
+#   ops rest bench benchx multi fuzz   device_lib.sh's common phases
+source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
+out=/tmp/s34; mkdir -p "$out"
+fuzz_seed=20263401
+for phase in "$@"; do
+  case $phase in
+    large) python3 -m pytest -m gpu tests/gpu/test_gpu_large.py -q -s -p no:cacheprovider --confcutdir=tests/gpu -rs \
+             2>&1 | grep -v DEBUG > "$out/large.log"
+           grep -E "pairs|passed|failed|FAILED|ERROR|Error|split=" "$out/large.log" | head -60 ;;
+    r57) for c in "r57_t64x64 256,256,65536:8" "r57_t64x128 256,256,65536:16 512,512,32768:4 256,1024,16384:4" \
+                  "r57_t128x128 1024,1024,16384:2"; do
+           set -- $c
+           CUTLASS_SPLITK_GRAPHS=0 python3 benchmarks/probe_times.py build/r57 "$@" --json "$out/r57_$1.json" 2>&1 \
+             | grep -v -i warn | tee -a "$out/r57.txt"
+         done ;;
+    rest2) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py \
+             --deselect tests/gpu/test_gpu_large.py ;;
+    *) common_phase "$phase" ;;
+  esac
+done
+tar czf "$OUT/s34.tgz" -C "$out" --exclude=s34.tgz . 2>/dev/null; ls -la "$OUT/s34.tgz"
