@@ -3,7 +3,7 @@ on an 8200 x 262152 output (2.15 * 10^9 elements, K = 136), against a float32 re
 output poisoned with NaN and followed by a guard that must stay untouched. M, N and K are each far below
 2^31; what is checked is that no offset into C, E, D or the partials wraps around at 2^31.
 
-Needs a GPU with about 60 GB of free memory (the output, E or C, the reference, and up to 29 GB of f32 partials
+Needs a GPU with about 60 GB of free memory (the output, E or C, the reference, and up to 28 GB of f32 partials
 for a parallel split of 3); skipped elsewhere."""
 
 import math
@@ -75,15 +75,13 @@ def reference(spec, a, b, kw):
 
 
 def check(spec, out, refs):
-    """None, or what is wrong: the largest relative error over the row ranges, NaN left."""
-    worst = 0.0
+    """None, or what is wrong with the first row range that is: NaN left, or a relative error past TOL."""
     for (r0, r1), ref in zip(RANGES, refs):
         got = rows_of(spec.epilogue.permute, out, r0, r1).float()
         want = ref.float()
         if torch.isnan(got).any():
             return f"rows {r0}-{r1}: {int(torch.isnan(got).sum())} NaN (never written)"
         err = ((got - want).norm() / want.norm().clamp_min(1e-3 * math.sqrt(want.numel()))).item()
-        worst = max(worst, err)
         if not math.isfinite(err) or err > TOL:
             return f"rows {r0}-{r1}: relative error {err:.3g}"
     return None
