@@ -8,11 +8,40 @@ import pytest
 
 pytest.importorskip("torch", reason="the runtime needs torch (pip install torch)")
 
+from cutlass_splitk.runtime import timing, tuning
 from cutlass_splitk.runtime.tuning import TuneCache, TuneCacheWarning, m_bucket
 
 
 def test_m_bucket():
     assert [m_bucket(m) for m in (1, 7, 16, 17, 33, 64, 65, 1000)] == [1, 7, 16, 32, 64, 64, 128, 1024]
+
+
+def test_time_candidates_leaves_out_what_cannot_run_here(monkeypatch):
+    """A candidate the library refuses (ValueError) and one whose workspace does not fit (torch's
+    OutOfMemoryError, a RuntimeError; or MemoryError) are left out of the timing; any other error stops it."""
+    class OutOfMemoryError(RuntimeError):  # torch's, by name
+        pass
+
+    failures = {"refused": ValueError("no"), "big": OutOfMemoryError("CUDA out of memory. Tried to allocate 137 GiB"),
+                "host": MemoryError()}
+    ran = []
+
+    def run(variant, split):
+        ran.append((variant, split))
+        if variant in failures:
+            raise failures[variant]
+
+    times = {"fast": 5.0, "slow": 9.0}
+    monkeypatch.setattr(timing, "median_time", lambda fn, reps: (fn(), times[ran[-1][0]])[1])
+    cands = [("slow", 2), ("refused", 1), ("big", 16), ("host", 8), ("fast", 4)]
+    assert tuning.time_candidates(run, cands, warmup=1, reps=1) == [(5.0, "fast", 4), (9.0, "slow", 2)]
+    assert tuning.out_of_memory(OutOfMemoryError()) and not tuning.out_of_memory(RuntimeError("CUDA error"))
+    import torch
+    assert tuning.out_of_memory(torch.OutOfMemoryError("CUDA out of memory"))  # what torch's allocator raises
+    assert torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
+    failures["slow"] = RuntimeError("an illegal memory access was encountered")
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        tuning.time_candidates(run, cands, warmup=1, reps=1)
 
 
 def test_put_get_roundtrip(tmp_path):

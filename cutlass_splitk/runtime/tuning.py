@@ -117,11 +117,19 @@ class Tuner:
         return entry
 
 
+def out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is an allocator's out-of-memory error: Python's MemoryError or torch's
+    OutOfMemoryError (a RuntimeError), told by name so that this module needs no torch."""
+    return isinstance(error, MemoryError) or any(c.__name__ == "OutOfMemoryError" for c in type(error).__mro__)
+
+
 def time_candidates(run: Callable[[str, int], None], candidates: Sequence[Tuple[str, int]],
                     warmup: int = 3, reps: int = 10) -> List[Tuple[float, str, int]]:
     """Median microseconds of ``run(variant, split)`` per candidate, fastest first (``run``
     itself rotates input sets where the caller wants L2 defeated). A candidate whose warm-up
-    raises ValueError cannot run the problem and is left out (times with torch's CUDA events)."""
+    raises ValueError cannot run the problem, and one whose workspace does not fit in memory
+    (out_of_memory: a large parallel split of a large output) cannot run it here: both are left
+    out (times with torch's CUDA events)."""
     from . import timing
 
     results = []
@@ -130,6 +138,10 @@ def time_candidates(run: Callable[[str, int], None], candidates: Sequence[Tuple[
             for _ in range(warmup):
                 run(variant, split)
         except ValueError:
+            continue
+        except (MemoryError, RuntimeError) as error:
+            if not out_of_memory(error):
+                raise
             continue
         results.append((timing.median_time(lambda: run(variant, split), reps), variant, split))
     results.sort()

@@ -67,3 +67,33 @@ def test_autotune_on_first_call(built, tmp_path):
     assert len(json.loads(cache.read_text())["entries"]) == 1
     ref = a.double() @ w.double().t()
     assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-2
+
+
+def test_autotune_leaves_out_splits_whose_workspace_does_not_fit(built, tmp_path):
+    """Under a memory cap that holds the operands and a small parallel workspace but not a large one, autotuning
+    on the first call times the candidates that fit and leaves out the splits whose partials do not (torch's
+    OutOfMemoryError), instead of failing the call; the cap does bite (a forced split of 64 raises)."""
+    cache = tmp_path / "tune.json"
+    lib = cutlass_splitk.load(built, tune_cache=cache, autotune=True)
+    m, n, k = 1024, 1024, 16384  # a parallel split s needs s * 4 MB of partials (split 8: 33.5 MB, 10 and up: 67+)
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.float16)
+    out = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    torch.cuda.synchronize()
+    total = torch.cuda.get_device_properties(0).total_memory
+    torch.cuda.set_per_process_memory_fraction((torch.cuda.memory_reserved() + (60 << 20)) / total)
+    try:
+        with pytest.raises(torch.OutOfMemoryError):
+            lib.linear_f16(a, w.t(), split_k=64, mode="parallel")
+        lib.release_workspace()
+        out.fill_(float("nan"))
+        lib.linear_f16(a, w.t(), out=out)  # autotunes: every candidate that fits is timed
+        torch.cuda.synchronize()
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        lib.release_workspace()
+        torch.cuda.empty_cache()
+    (entry,) = json.loads(cache.read_text())["entries"].values()
+    assert entry["variant"] in lib.variants("linear_f16")
+    ref = a.double() @ w.double().t()
+    assert ((out.double() - ref).norm() / ref.norm()).item() < 1e-2
