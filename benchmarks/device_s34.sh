@@ -9,6 +9,8 @@
 #            (build/r58, -DCKS_SM90_EARLY_RELEASE=1) against CUTLASS's consumer (build/r58n, =0), the same tree,
 #            variant_ab.py in turn, twice: every candidate of the chain op's grid on ten skinny, decode and projection
 #            shapes, the in-kernel (serial) ones on two large shapes
+#   r59      round 59: the producer's loop slowed on purpose (__nanosleep of 100 and 300 ns after each stage's copies,
+#            build/r59d100, build/r59d300) against the shipped loop (build/r59d0), variant_ab.py in turn, twice
 #   rest2    the rest of the GPU suite without test_gpu_large.py (ran in `large`)
 #   ops rest bench benchx multi fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
@@ -31,6 +33,13 @@ for phase in "$@"; do
          for g in r58 r58sq; do
            python3 benchmarks/ab_compare.py --old "$out/${g}_r58n1.json" "$out/${g}_r58n2.json" \
              --new "$out/${g}_r581.json" "$out/${g}_r582.json" --json "$out/${g}_compare.json" | tee "$out/${g}_compare.txt"
+         done ;;
+    r59) ab r59 explore90r59_chain_f16 . "1 2" "r59d0 r59d100 r59d300" 256,256,65536 512,512,32768 1024,1024,16384 \
+           256,1024,16384
+         for d in 100 300; do
+           python3 benchmarks/ab_compare.py --old "$out/r59_r59d01.json" "$out/r59_r59d02.json" \
+             --new "$out/r59_r59d${d}1.json" "$out/r59_r59d${d}2.json" --json "$out/r59_compare_$d.json" \
+             | tee "$out/r59_compare_$d.txt"
          done ;;
     rest2) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py \
              --deselect tests/gpu/test_gpu_large.py ;;
