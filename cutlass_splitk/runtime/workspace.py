@@ -95,22 +95,23 @@ class Workspace:
         return buf
 
     def semaphores(self, device: Hashable, stream: int, nbytes: int) -> Block:
-        buf = self._get(device, stream)
-        block = buf.semaphores
-        if block is None or block.nbytes < nbytes:
-            block = buf.semaphores = self.memory.zeros(device, stream, _words(nbytes, 1024))
-            self._changed()
-        return block
+        return self._sized(device, stream, "semaphores", nbytes, self.memory.zeros, 1024)
 
     def partials(self, device: Hashable, stream: int, nbytes: int) -> Block:
+        return self._sized(device, stream, "partials", nbytes, self.memory.empty, 1 << 16)
+
+    def _sized(self, device: Hashable, stream: int, slot: str, nbytes: int, allocate: Callable[..., Block],
+               minimum: int) -> Block:
+        """(device, stream)'s buffer ``slot`` if it holds ``nbytes``, else a larger one. The old buffer
+        goes first (freed on its stream, which is this one: the new one may reuse its memory), so that
+        growing needs the new size only, not both; the fast paths hear of it even if the allocation fails."""
         buf = self._get(device, stream)
-        block = buf.partials
+        block = getattr(buf, slot)
         if block is None or block.nbytes < nbytes:
-            # the old buffer goes first (freed on its stream, which is this one: the new one may reuse its
-            # memory), so that growing needs the new size only, not both
-            buf.partials = None
+            setattr(buf, slot, None)
             try:
-                block = buf.partials = self.memory.empty(device, stream, _words(nbytes, 1 << 16))
+                block = allocate(device, stream, _words(nbytes, minimum))
+                setattr(buf, slot, block)
             finally:
                 self._changed()
         return block
