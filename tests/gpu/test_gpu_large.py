@@ -111,6 +111,9 @@ def test_output_beyond_2_31_elements(libs, memory_ok, lib_name, op_name):
     flat = torch.empty(math.prod(shape) + GUARD, device="cuda", dtype=a.dtype)
     out, guard = flat[:-GUARD].view(shape), flat[-GUARD:]
     ran, failures = [], []
+    # Only this stream's workspace is given back: the session's library also holds sets of streams that earlier
+    # tests made and dropped without releasing them, and freeing those on a destroyed stream is not safe.
+    stream = torch.cuda.current_stream()
     try:
         for v in spec.variants:
             if not dispatch.runs_on(v, spec.archs, dev):
@@ -132,10 +135,10 @@ def test_output_beyond_2_31_elements(libs, memory_ok, lib_name, op_name):
                 if why:
                     failures.append(f"{v.name} split={split}: {why}")
                 ran.append((v.backend.value, v.mode.value))
-                lib.release_workspace()  # the next candidate's partials start from nothing
+                lib.release_workspace(stream)  # the next candidate's partials start from nothing
                 torch.cuda.empty_cache()
     finally:
-        lib.release_workspace()
+        lib.release_workspace(stream)
         del out, guard, flat, refs, a, b, kw
         torch.cuda.empty_cache()
     assert ran, f"{op_name}: no variant runs here with a split of at most {MAX_SPLIT}"
