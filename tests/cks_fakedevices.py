@@ -32,6 +32,7 @@ class FakeDevices:
         self.entered: List[int] = []
         self.alloc_streams: Dict[int, int] = {}  # pointer -> the stream it was allocated (and is freed) on
         self.release_orders: List[Tuple[int, int]] = []  # (pointer, stream whose work its free waits for)
+        self.kept: Dict[int, Any] = {}  # pointer -> the stream object its free holds (alloc's keep)
         self.copies = 0
 
     def register(self, ptr: int, nbytes: int, device: int = 0) -> None:
@@ -56,7 +57,7 @@ class FakeDevices:
     def stream_device(self, handle: int) -> Optional[int]:
         return self.stream_devices.get(handle)
 
-    def alloc(self, index: int, stream: int, nbytes: int) -> Block:
+    def alloc(self, index: int, stream: int, nbytes: int, keep: Any = None) -> Block:
         if nbytes <= 0:
             return Block(0, 0, None)
         buf = (ctypes.c_char * nbytes)()
@@ -65,6 +66,7 @@ class FakeDevices:
         self.register(ptr, nbytes, index)
         self.allocations.append((index, stream, nbytes))
         self.alloc_streams[ptr] = stream
+        self.kept[ptr] = keep
         return Block(ptr, nbytes, buf)
 
     def order_release(self, block: Block, stream: int, device: int) -> None:

@@ -387,6 +387,19 @@ def test_library_arrays_used_on_other_streams_are_freed_after_that_use(dev, fast
     assert dev.release_orders == [(out.ptr, 8)] and len(dev.waits) == waits
 
 
+@pytest.mark.parametrize("given", [Stream(5), 5])
+def test_library_array_holds_the_stream_object_it_is_freed_on(dev, given):
+    """A DeviceArray output is freed on the call's stream: a stream= object is held with its memory (dropping
+    it first cannot destroy the stream under the free), a raw handle is the caller's to keep; the same on the
+    fast path (third call on)."""
+    op = make_op("linear_f16", dev)
+    a, b, _ = operands(dev)
+    for _ in range(3):
+        y = op(a, b, stream=given)
+        assert y.stream == 5 and dev.alloc_streams[y.ptr] == 5
+        assert dev.kept[y.ptr] is (None if isinstance(given, int) else given)
+
+
 # --- DLPack export of DeviceArray ---------------------------------------------------------------------
 
 

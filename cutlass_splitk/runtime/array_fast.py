@@ -155,23 +155,23 @@ def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...
     return p
 
 
-def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int], Tuple[Any, int]]:
-    """new_out(a, stream) -> (the output, its pointer), where the full path allocates it: a CuPy
+def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int, Any], Tuple[Any, int]]:
+    """new_out(a, stream, the call's stream= object) -> (the output, its pointer), where the full path allocates it: a CuPy
     array from CuPy's pool (cupy_streams.output, no device switch through cuda.core), otherwise
     arrays.new_output with the device made current."""
     shape, dtype, device, devices = p.out_shape, p.dtype, p.device_index, op.platform.devices
     if type(like).__module__.split(".")[0] == "cupy" and dtype == "float16":
         cupy_output = cupy_streams.output
 
-        def cupy_out(a: Any, stream: int) -> Tuple[Any, int]:
+        def cupy_out(a: Any, stream: int, given: Any) -> Tuple[Any, int]:
             arr = cupy_output(shape, device, stream)
             return arr, arr.data.ptr
         return cupy_out
 
-    def new_out(a: Any, stream: int) -> Tuple[Any, int]:
+    def new_out(a: Any, stream: int, given: Any) -> Tuple[Any, int]:
         saved = devices.enter(device)
         try:
-            arr, view = arrays.new_output(a, shape, dtype, device, stream, devices)
+            arr, view = arrays.new_output(a, shape, dtype, device, stream, devices, given)
         finally:
             devices.leave(saved)
         return arr, view.ptr
@@ -187,7 +187,8 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
     checked = [None]  # the last stream found to be of the call's device (replaced whole: threads race)
 
     def call(a: Any, kw: Dict[str, Any], sig: Signature) -> Any:
-        stream = stream_of(name, kw.get("stream"), a)
+        given_stream = kw.get("stream")
+        stream = stream_of(name, given_stream, a)
         if stream != checked[0]:
             arrays.check_stream_device(name, stream, device, devices)
             checked[0] = stream
@@ -204,7 +205,7 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
         pc, pbias, pe = ptrs.get("c", 0), ptrs.get("bias", 0), ptrs.get("e", 0)
         given = out = kw.get("out")
         if out is None:
-            out, pd = new_out(a, stream)
+            out, pd = new_out(a, stream, given_stream)
         else:
             pd = ptrs["out"]
             if overlap(p, pa, pb, pc, pbias, pe, pd):

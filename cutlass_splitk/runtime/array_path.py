@@ -76,7 +76,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] 
                 raise ValueError(f"{op.name}: out is read-only ({type(out).__name__}); pass a writable array")
             operands.check_out_overlap(op.name, ep.permute, vout, va, vb, vc, vbias, ve)
         elif m == 0 or n == 0:
-            return arrays.new_output(a, out_shape, want, device, stream, devices)[0]
+            return arrays.new_output(a, out_shape, want, device, stream, devices, kwargs.get("stream"))[0]
         else:  # allocated once the layouts passed (any allocation is aligned enough)
             vout = ArrayView(0, out_shape, contiguous_strides(out_shape), want, 2, device, False, None)
         if m == 0 or n == 0:
@@ -91,7 +91,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] 
         given = out
         if out is None:
             placeholder = vout
-            out, vout = arrays.new_output(a, out_shape, want, device, stream, devices)
+            out, vout = arrays.new_output(a, out_shape, want, device, stream, devices, kwargs.get("stream"))
             if ops.d is placeholder:
                 ops.d = vout
         request = Request(ops, m, alpha, beta, slope, view, device, device, pool, split_k, mode, variant,

@@ -271,9 +271,11 @@ def note_uses(stream: int, inputs: Iterable[Any], out: Any) -> None:
 
 
 def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stream: int,
-               devices: Any) -> Tuple[Any, ArrayView]:
+               devices: Any, keep: Any = None) -> Tuple[Any, ArrayView]:
     """The output in the framework of ``like`` (a): CuPy (allocated on ``stream`` in CuPy's
-    pool), Numba, else a DeviceArray of cuda.core memory."""
+    pool), Numba, else a DeviceArray of cuda.core memory, freed on ``stream`` (``keep``: the
+    caller's ``stream=`` object, held until then, so that dropping it first cannot destroy that
+    stream under the free)."""
     framework = type(like).__module__.split(".")[0]
     strides = contiguous_strides(shape)
     if framework == "cupy" and dtype == "float16":
@@ -287,6 +289,6 @@ def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, strea
             arr = cuda.device_array(shape, dtype=numpy.float16)
         ptr = int(arr.__cuda_array_interface__["data"][0])
         return arr, ArrayView(ptr, shape, strides, dtype, 2, device, False, arr)
-    block = devices.alloc(device, stream, 2 * math.prod(shape))
+    block = devices.alloc(device, stream, 2 * math.prod(shape), None if isinstance(keep, int) else keep)
     arr = DeviceArray(block, shape, dtype, device, stream, devices, getattr(devices, "dlpack_device_type", KDL_CUDA))
     return arr, ArrayView(block.ptr, shape, strides, dtype, 2, device, False, arr)

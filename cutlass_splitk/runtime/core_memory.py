@@ -4,7 +4,7 @@ which stream (:class:`Release`), and the Workspace allocator over :class:`~.cuda
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Iterable
 
 from .workspace import Block
 
@@ -20,10 +20,15 @@ class Release:
       stream, recorded behind its latest use there; :meth:`after` adds one) is waited for by the
       release's stream before the free, for the same reason: the pool may hand memory freed on a
       stream out again at once to that stream's next allocation.
+    * ``keep``: the caller's stream object (a cuda.core, CuPy or Numba stream): held until the free,
+      so that dropping it cannot destroy the stream this buffer is freed on first.
+    * :meth:`retire` frees at once on the legacy default stream instead, for a caller that has
+      synchronised the device: the workspace's sets whose streams may be gone (no stream vouched for).
     """
 
-    def __init__(self, buffer: Any, stream: Any, handle: int, device: int, devices: Any):
+    def __init__(self, buffer: Any, stream: Any, handle: int, device: int, devices: Any, keep: Any = None):
         self.buffer, self.stream, self.handle, self.device, self.devices = buffer, stream, handle, device, devices
+        self.keep = keep
         self.events: Dict[int, Any] = {}  # stream handle -> (event, its context) recorded behind our use there
 
     def after(self, stream: int, event: Any) -> None:
@@ -33,7 +38,24 @@ class Release:
         if previous is not None:
             self.devices.drop_event(previous)
 
+    def retire(self) -> None:
+        """Frees the buffer now, on its device's legacy default stream, not on its own (which may have
+        been destroyed): only once the device has been synchronised, so that no queued work uses it."""
+        buffer, self.buffer = self.buffer, None
+        events, self.events = self.events, {}
+        if buffer is None:
+            return
+        previous = self.devices.enter(self.device)
+        try:
+            for event in events.values():
+                self.devices.drop_event(event)
+            buffer.close(self.devices.stream_object(self.device, 0))
+        finally:
+            self.devices.leave(previous)
+
     def __del__(self) -> None:
+        if self.buffer is None:  # retired
+            return
         previous = None
         try:
             if self.handle <= 2 or self.events:
@@ -67,3 +89,25 @@ class CoreMemory:
 
     def empty(self, device: int, stream: int, words: int) -> Block:
         return self.devices.alloc(device, stream, words * 4)
+
+    def retire(self, blocks: Iterable[Block]) -> None:
+        """Frees ``blocks`` whose streams nobody vouches for (``Workspace.release(None)``, the
+        workspace's end): each device they are on is synchronised (its queued work, on every stream,
+        is done), then each is freed on that device's legacy default stream, which exists as long as
+        the context does (freeing on a stream that was destroyed crashes the process). A device that
+        fails to synchronise (its context is broken: nothing of it runs any more) has its blocks freed
+        all the same, and the first such error is raised after every block is freed."""
+        releases = [b.owner for b in blocks if isinstance(b.owner, Release)]
+        failed = None
+        for device in sorted({r.device for r in releases}):
+            try:
+                self.devices.synchronize(device)
+            except Exception as exc:  # noqa: BLE001 (a broken context: its memory is freed anyway, then raised)
+                failed = failed or exc
+        for r in releases:
+            try:
+                r.retire()
+            except Exception as exc:  # noqa: BLE001 (the others are freed first)
+                failed = failed or exc
+        if failed is not None:
+            raise failed

@@ -175,12 +175,7 @@ class Devices:
         with _pushed(ctx):
             return int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
 
-    def default_stream(self, index: int) -> int:
-        """cuda.core's default stream of the device (the legacy default stream unless
-        ``CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM`` is set)."""
-        return int(core().Device(index).default_stream.handle)
-
-    def _stream(self, index: int, handle: int) -> Any:
+    def stream_object(self, index: int, handle: int) -> Any:
         """A cuda.core Stream for a raw handle (0 and 1: the legacy default stream, 2: the
         per-thread one, as cuda.core names them where it does)."""
         named = {0: "LEGACY_DEFAULT_STREAM", 1: "LEGACY_DEFAULT_STREAM", 2: "PER_THREAD_DEFAULT_STREAM"}.get(handle)
@@ -191,14 +186,22 @@ class Devices:
             return stream_cls.from_handle(handle)
         return core().Device(index).create_stream(_Foreign(handle))
 
-    def alloc(self, index: int, stream: int, nbytes: int) -> Block:
-        """``nbytes`` of device memory from the device's cuda.core memory resource, allocated
-        on ``stream`` and given back on it when the Block's owner is dropped."""
+    def alloc(self, index: int, stream: int, nbytes: int, keep: Any = None) -> Block:
+        """``nbytes`` of the device's cuda.core memory resource, allocated on ``stream`` and given back
+        on it when the Block's owner is dropped (``keep``: the caller's object for it, held till then)."""
         if nbytes <= 0:
             return Block(0, 0, None)
-        s = self._stream(index, stream)
+        s = self.stream_object(index, stream)
         buffer = core().Device(index).memory_resource.allocate(nbytes, stream=s)
-        return Block(int(buffer.handle), nbytes, Release(buffer, s, stream, index, self))
+        return Block(int(buffer.handle), nbytes, Release(buffer, s, stream, index, self, keep))
+
+    def synchronize(self, index: int) -> None:
+        """Waits until device ``index`` has done all the work queued on any of its streams."""
+        saved = self.enter(index)
+        try:
+            check(driver().cuCtxSynchronize(), "cuCtxSynchronize")
+        finally:
+            self.leave(saved)
 
     def order_release(self, block: Block, stream: int, device: int) -> None:
         """``block`` (from :meth:`alloc`, on ``device``) is freed only after the work queued on ``stream``

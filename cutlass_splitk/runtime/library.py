@@ -136,8 +136,10 @@ class Library:
         all of it where ``stream`` is None; returns how many (device, stream) sets went. Each set
         is kept from its stream's first split call on, so code that makes a stream per request
         calls this when it drops one. The memory is freed on its stream, behind the work queued
-        there; the next split call on that stream allocates again. Not while another thread is
-        launching on that stream."""
+        there; the next split call on that stream allocates again. With no stream, every device
+        holding an array-path set is synchronised first and those sets are freed on its legacy
+        default stream (their own streams may have been destroyed meanwhile). Not while another
+        thread is launching on that stream."""
         handle = None if stream is None else cudacore.stream_handle(stream)
         return self.workspace.release(handle) + self.array_workspace.release(handle)
 

@@ -19,6 +19,7 @@ trees do not allow an op to keep tensors from their pool alive between calls.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Tuple
 
 
@@ -74,11 +75,17 @@ class TorchMemory:
 
 
 class Workspace:
-    """Owned by one Library per allocator; keyed by (device, raw cudaStream_t handle)."""
+    """Owned by one Library per allocator; keyed by (device, raw cudaStream_t handle).
+
+    An allocator with a ``retire(blocks)`` method (``CoreMemory``) frees there what no stream is
+    vouched for: every set at ``release(None)`` and at the workspace's end (collected, or the
+    interpreter exiting), since a set's stream may have been destroyed meanwhile."""
 
     def __init__(self, memory: Any = None):
         self.memory = memory if memory is not None else TorchMemory()
         self._buffers: Dict[Tuple[Hashable, int], _Buffers] = {}
+        if hasattr(self.memory, "retire"):
+            weakref.finalize(self, _retire_all, self._buffers, self.memory)
         self._lock = threading.Lock()
         self.generation = 0  # bumped by clear(), for whoever keeps a _Buffers
         self.on_change: List[Callable[[], None]] = []  # called when a block is replaced or cleared (native.py)
@@ -121,20 +128,40 @@ class Workspace:
 
     def release(self, stream: Optional[int]) -> int:
         """Drops the buffers of ``stream`` (a raw handle) on every device, or all buffers where it
-        is None; returns how many (device, stream) sets went. Each buffer is freed on its own
-        stream, behind the work queued there; fast paths holding one fetch the set again."""
+        is None; returns how many (device, stream) sets went. Each buffer of a given stream is freed
+        on it, behind the work queued there; all of them (None) go through the allocator's
+        ``retire`` where it has one (the devices synchronised, then freed on streams that surely
+        exist). Fast paths holding a set fetch it again."""
         with self._lock:
             gone = [key for key in self._buffers if stream is None or key[1] == stream]
+            blocks: List[Block] = []
             for key in gone:
                 buf = self._buffers.pop(key)
+                blocks += [b for b in (buf.semaphores, buf.partials) if b is not None]
                 buf.semaphores = buf.partials = None  # a fast path still holding the set lets the memory go too
             self.generation += 1
-        self._changed()
+        try:
+            if stream is None and hasattr(self.memory, "retire"):
+                self.memory.retire(blocks)
+        finally:
+            del blocks
+            self._changed()
         return len(gone)
 
     def _changed(self) -> None:
         for hook in self.on_change:
             hook()
+
+
+def _retire_all(buffers: Dict[Tuple[Hashable, int], _Buffers], memory: Any) -> None:
+    """A workspace's end: its allocator retires every block left (errors are dropped: the
+    process may be exiting)."""
+    blocks = [b for buf in buffers.values() for b in (buf.semaphores, buf.partials) if b is not None]
+    buffers.clear()
+    try:
+        memory.retire(blocks)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 class _Scratch:

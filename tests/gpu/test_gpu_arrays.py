@@ -641,6 +641,92 @@ def test_torch_free_process_runs_an_op(lib, tmp_path):
     assert np.array_equal(y.view(np.uint16), ref.cpu().numpy().view(np.uint16))
 
 
+# --- streams destroyed before their memory is freed --------------------------------------------------------
+
+
+def test_streams_destroyed_before_their_workspace_and_outputs_are_freed(lib, tmp_path):
+    """Split calls on a CuPy stream, a cuda.core stream and a raw driver stream, each destroyed without
+    release_workspace(stream) (CuPy's and cuda.core's by dropping them, the raw one by cuStreamDestroy),
+    then release_workspace() with no stream, further such sets left to the library's end (dropped and
+    collected), and a DeviceArray output whose cuda.core stream is dropped before it: no crash (freeing on a
+    destroyed stream segfaulted in cuda.core's Buffer.close), and every result is torch's bits. In a child
+    process, so that a crash fails this test only."""
+    cupy = pytest.importorskip("cupy")
+    del cupy
+    op = lib.linear_bias_gelu_f16
+    a, w, bias = inputs(seed=7)
+    for mode, split in (("serial", 4), ("parallel", 8)):
+        np.save(tmp_path / f"ref_{mode}.npy", op(a, w.t(), bias=bias, mode=mode, split_k=split).cpu().numpy())
+    for name, t in (("a", a), ("w", w), ("bias", bias)):
+        np.save(tmp_path / f"{name}.npy", t.cpu().numpy())
+    code = textwrap.dedent(f"""
+        import gc
+        import cupy
+        import numpy as np
+        import cutlass_splitk
+        from cutlass_splitk.runtime import cudacore
+        d = cudacore.driver()
+        path = {str(tmp_path)!r}
+        a, w, bias = (cupy.asarray(np.load(f"{{path}}/{{n}}.npy")) for n in ("a", "w", "bias"))
+        ref = {{m: np.load(f"{{path}}/ref_{{m}}.npy") for m in ("serial", "parallel")}}
+        MODES = (("serial", 4), ("parallel", 8))
+        dev = cudacore.core().Device(0)
+        dev.set_current()
+
+        class CAI:  # not CuPy: the output is the library's DeviceArray
+            def __init__(self, x):
+                self.x, self.__cuda_array_interface__ = x, x.__cuda_array_interface__
+
+        def check(y, mode):
+            host = cupy.asnumpy(cupy.from_dlpack(y)) if not isinstance(y, cupy.ndarray) else cupy.asnumpy(y)
+            assert np.array_equal(host.view(np.uint16), ref[mode].view(np.uint16)), mode
+
+        def dangling_sets(lib):  # sets on streams of three kinds, destroyed without release_workspace(stream)
+            op = lib.linear_bias_gelu_f16
+            for mode, split in MODES:
+                s = cupy.cuda.Stream(non_blocking=True)
+                with s:
+                    y = op(a, w.T, bias=bias, mode=mode, split_k=split)
+                s.synchronize()
+                check(y, mode)
+                del s
+                gc.collect()
+                cs = dev.create_stream()
+                y = op(CAI(a), CAI(w.T), bias=CAI(bias), mode=mode, split_k=split, stream=cs)
+                cs.sync()
+                check(y, mode)
+                del y
+                cs.close()
+                raw = cudacore.check(d.cuStreamCreate(1), "cuStreamCreate")  # non-blocking
+                y = op(a, w.T, bias=bias, mode=mode, split_k=split, stream=int(raw))
+                cudacore.check(d.cuStreamSynchronize(raw), "cuStreamSynchronize")
+                check(y, mode)
+                cudacore.check(d.cuStreamDestroy(raw), "cuStreamDestroy")
+            cupy.cuda.Device().synchronize()
+
+        lib = cutlass_splitk.load({str(BUILD_ROOT / "default")!r})
+        dangling_sets(lib)
+        print("released sets:", lib.release_workspace())
+        for mode, split in MODES:  # still right afterwards, on a new stream
+            cs = dev.create_stream()
+            y = lib.linear_bias_gelu_f16(CAI(a), CAI(w.T), bias=CAI(bias), mode=mode, split_k=split, stream=cs)
+            del cs  # the DeviceArray holds the stream it is freed on
+            gc.collect()
+            check(y, mode)
+            del y
+            gc.collect()
+        dangling_sets(lib)
+        del lib
+        gc.collect()
+        print("library dropped")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, f"exit status {done.returncode}\n" + done.stdout + done.stderr
+    released = int(done.stdout.split("released sets:")[1].split()[0])
+    assert released >= 2 and "library dropped" in done.stdout, done.stdout
+
+
 # --- cuda.core against torch, and our parser against cuda.core -----------------------------------------
 
 
