@@ -400,6 +400,20 @@ def test_library_array_holds_the_stream_object_it_is_freed_on(dev, given):
         assert dev.kept[y.ptr] is (None if isinstance(given, int) else given)
 
 
+@pytest.mark.parametrize("given", [Stream(8), 8])
+def test_library_array_written_as_out_holds_the_writers_stream_object(dev, given):
+    """A DeviceArray written as out= on another stream: its readers wait for that stream from then on, so it
+    holds the call's stream= object (a raw handle: nothing held), on the full and the fast path."""
+    op = make_op("linear_f16", dev)
+    a, b, _ = operands(dev)
+    y = op(a, b, stream=4)
+    for _ in range(3):
+        assert op(a, b, out=y, stream=given) is y
+        assert y.stream == 8 and y.stream_owner is (None if isinstance(given, int) else given)
+        op(a, b, out=y, stream=4)
+        assert y.stream == 4 and y.stream_owner is None
+
+
 # --- DLPack export of DeviceArray ---------------------------------------------------------------------
 
 

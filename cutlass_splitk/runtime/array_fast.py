@@ -213,7 +213,7 @@ def _fast_call(op: "Op", p: Prepared) -> Callable[[Any, Dict[str, Any], Signatur
         if not run(pa, pb, pc, pbias, pe, pd, stream):
             return None
         if sig.own is not None:
-            note_uses(stream, sig.own, given)
+            note_uses(stream, sig.own, given, given_stream)
         return out
 
     return call

@@ -101,7 +101,7 @@ def call(op: "Op", a: Any, b: Any, kwargs: Dict[str, Any], sig: Optional[tuple] 
             devices.copy2d(vout.ptr, _ld(vout, ep.permute, n) * 2, ops.d.ptr, ops.ldd * 2, n * 2, m, stream)
         elif sig is not None:  # the first sighting is noted, a later one prepares the fast path
             sighted(op.array_prepared, sig, lambda: array_fast.remember(op, launched, request, out_shape, align, vc, a))
-        arrays.note_uses(stream, (a, b, c, bias, e), given)
+        arrays.note_uses(stream, (a, b, c, bias, e), given, kwargs.get("stream"))
         return out
     finally:
         for previous in reversed(saved):

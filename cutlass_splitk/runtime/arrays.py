@@ -259,15 +259,16 @@ def check_stream_device(op: str, stream: int, device: Optional[int], devices: An
                              "there for CuPy arrays, else its legacy default stream)")
 
 
-def note_uses(stream: int, inputs: Iterable[Any], out: Any) -> None:
+def note_uses(stream: int, inputs: Iterable[Any], out: Any, given: Any = None) -> None:
     """After a launch on ``stream``: our DeviceArrays among its inputs and its ``out`` are freed only
     after it (the pool hands memory freed on a stream out again to that stream's next allocation,
-    even while another stream's kernels still read or write it), and ``out`` was last written there."""
+    even while another stream's kernels still read or write it), and ``out`` was last written there
+    (``given``: the call's ``stream=`` object, which ``out`` then holds: its readers wait for that stream)."""
     for x in inputs:
         if isinstance(x, DeviceArray):
             x.used_on(stream)
     if isinstance(out, DeviceArray):
-        out.used_on(stream, wrote=True)
+        out.used_on(stream, wrote=True, keep=given)
 
 
 def new_output(like: Any, shape: Tuple[int, ...], dtype: str, device: int, stream: int,

@@ -126,6 +126,7 @@ class DeviceArray:
         self.stream = stream
         self.devices = devices
         self.device_type = device_type
+        self.stream_owner: Any = None  # the stream= object of the call that last wrote it as out=, held
 
     ptr = property(lambda self: self.block.ptr)
     ndim = property(lambda self: len(self.shape))
@@ -133,11 +134,13 @@ class DeviceArray:
     itemsize = 2
     nbytes = property(lambda self: self.size * 2)
 
-    def used_on(self, stream: int, wrote: bool = False) -> None:
+    def used_on(self, stream: int, wrote: bool = False, keep: Any = None) -> None:
         """One of our ops queued work with this array on ``stream`` (writing it where ``wrote``): its
-        memory is freed only after that work, and a writer's stream is the one later readers wait for."""
+        memory is freed only after that work, and a writer's stream is the one later readers wait for
+        (``keep``: the writer's stream object, held so that it outlives the waits on it)."""
         if wrote:
             self.stream = stream
+            self.stream_owner = None if isinstance(keep, int) else keep
         self.devices.order_release(self.block, stream, self.device)
 
     def __repr__(self) -> str:

@@ -707,13 +707,20 @@ def test_streams_destroyed_before_their_workspace_and_outputs_are_freed(lib, tmp
         lib = cutlass_splitk.load({str(BUILD_ROOT / "default")!r})
         dangling_sets(lib)
         print("released sets:", lib.release_workspace())
-        for mode, split in MODES:  # still right afterwards, on a new stream
+        for mode, split in MODES:  # still right afterwards, on new streams
             cs = dev.create_stream()
             y = lib.linear_bias_gelu_f16(CAI(a), CAI(w.T), bias=CAI(bias), mode=mode, split_k=split, stream=cs)
             del cs  # the DeviceArray holds the stream it is freed on
             gc.collect()
             check(y, mode)
-            del y
+            cs = dev.create_stream()
+            y2 = lib.linear_bias_gelu_f16(CAI(a), CAI(w.T), bias=CAI(bias), mode=mode, split_k=split, stream=cs)
+            lib.linear_bias_gelu_f16(CAI(a), CAI(w.T), bias=CAI(bias), mode=mode, split_k=split, out=y, stream=cs)
+            del cs  # y, written there last, holds it: its readers wait for it
+            gc.collect()
+            check(y, mode)
+            check(y2, mode)
+            del y, y2
             gc.collect()
         dangling_sets(lib)
         del lib
