@@ -5,6 +5,10 @@
 #            shipped partial GEMM + reduction kernel of the same grid (build/r60n), variant_ab.py in turn, twice; then the
 #            shipped grid's skinny candidates (build/default) on the same shapes
 #   r60mc    compute-sanitizer memcheck, racecheck and synccheck of build/r60 (cluster sum on), sanitize_serial.py
+#   r61      round 61: the reduction kernel waits per output tile (counters the partial GEMM's units add to) instead of
+#            for the whole GEMM grid (build/r61 from benchmarks/r61_tile_flags.patch; CUTLASS_SPLITK_TAIL=flags against
+#            0, the same build in turn, twice), flags_stress.py (back-to-back calls, bits against the setting off), and
+#            compute-sanitizer racecheck / synccheck / memcheck with the setting on; R61DIR=r61b: the second build
 #   arrays   tests/gpu/test_gpu_arrays.py and test_gpu_integration.py (the array path's workspace and outputs)
 #   ops rest bench benchx multi fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
@@ -33,6 +37,23 @@ for phase in "$@"; do
                build/r60 explore90r60_chain_f16 > "$out/r60_$tool.txt" 2>&1
              echo "r60 $tool rc=$?"; grep -m3 -E "SUMMARY|problems" "$out/r60_$tool.txt"
            done ;;
+    r61) d61=${R61DIR:-r61}; shapes=(); for x in 256,256,65536 512,512,32768 1024,1024,16384 320,1280,16384 256,1024,16384 160,2560,12288 \
+                              384,768,16384 16,4096,14336 64,4096,14336 128,8192,8192 300,640,1000; do shapes+=(--shape $x); done
+         for run in 1 2; do
+           for t in 0 flags; do
+             CUTLASS_SPLITK_TAIL=$t python3 benchmarks/variant_ab.py build/$d61 explore90r61_chain_f16 "${shapes[@]}" \
+               --label "$t$run" --json "$out/${d61}_$t$run.json" > "$out/${d61}_$t$run.txt" 2>&1
+             echo "$d61 $t$run rc=$? wrong=$(grep -c WRONG "$out/${d61}_$t$run.txt")"
+           done
+         done
+         python3 benchmarks/ab_compare.py --old "$out"/${d61}_0[12].json --new "$out"/${d61}_flags[12].json \
+           --json "$out/${d61}_compare.json" | tee "$out/${d61}_compare.txt"
+         python3 benchmarks/flags_stress.py build/$d61 explore90r61_chain_f16 2>&1 | tail -5 | tee "$out/${d61}_stress.txt"
+         for tool in racecheck synccheck memcheck; do
+           CUTLASS_SPLITK_TAIL=flags compute-sanitizer --tool $tool --error-exitcode 3 python3 benchmarks/sanitize_serial.py \
+             build/$d61 explore90r61_chain_f16 > "$out/${d61}_$tool.txt" 2>&1
+           echo "$d61 $tool rc=$?"; grep -m3 -E "SUMMARY|problems" "$out/${d61}_$tool.txt"
+         done ;;
     arrays) gpu_tests arrays tests/gpu/test_gpu_arrays.py tests/gpu/test_gpu_integration.py ;;
     *) common_phase "$phase" ;;
   esac
