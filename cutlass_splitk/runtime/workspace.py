@@ -39,6 +39,9 @@ class _Buffers:
         self.semaphores: Optional[Block] = None
         self.partials: Optional[Block] = None
 
+    def blocks(self) -> List[Block]:
+        return [b for b in (self.semaphores, self.partials) if b is not None]
+
 
 EXACT_GROWTH_WORDS = 1 << 26  # buffers up to 256 MB grow to powers of two; larger ones by eighths
 
@@ -134,10 +137,10 @@ class Workspace:
         exist). Fast paths holding a set fetch it again."""
         with self._lock:
             gone = [key for key in self._buffers if stream is None or key[1] == stream]
-            blocks: List[Block] = []
+            blocks: List[Block] = []  # freed outside the lock: as this list goes, or retired
             for key in gone:
                 buf = self._buffers.pop(key)
-                blocks += [b for b in (buf.semaphores, buf.partials) if b is not None]
+                blocks += buf.blocks()
                 buf.semaphores = buf.partials = None  # a fast path still holding the set lets the memory go too
             self.generation += 1
         try:
@@ -156,7 +159,7 @@ class Workspace:
 def _retire_all(buffers: Dict[Tuple[Hashable, int], _Buffers], memory: Any) -> None:
     """A workspace's end: its allocator retires every block left (errors are dropped: the
     process may be exiting)."""
-    blocks = [b for buf in buffers.values() for b in (buf.semaphores, buf.partials) if b is not None]
+    blocks = [b for buf in buffers.values() for b in buf.blocks()]
     buffers.clear()
     try:
         memory.retire(blocks)
