@@ -139,7 +139,8 @@ class Library:
         there; the next split call on that stream allocates again. With no stream, every device
         holding an array-path set is synchronised first and those sets are freed on its legacy
         default stream (their own streams may have been destroyed meanwhile). Not while another
-        thread is launching on that stream."""
+        thread is launching on that stream, and not inside a CUDA graph capture (freeing memory there
+        invalidates the capture)."""
         handle = None if stream is None else cudacore.stream_handle(stream)
         return self.workspace.release(handle) + self.array_workspace.release(handle)
 
