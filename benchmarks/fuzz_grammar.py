@@ -86,7 +86,7 @@ WILD: Dict[str, Dict[str, Tuple[Any, ...]]] = {
 }
 WILD_RATE = 0.08
 PARALLEL_ONLY_RATE = 0.3  # share of sm90 draws with parallel split-K that take swap_ab (and tile N below)
-PARALLEL_ONLY_TILE_N = (16, 48)
+PARALLEL_ONLY_TILE_N = (16, 48, 80, 112)  # 48, 80, 112: CUTLASS's extended wgmma shapes (session 36)
 MAX_ATTEMPTS = 400
 KEEP, HOLD = 3, 60
 
@@ -264,7 +264,7 @@ def _draw_sm90(rng: random.Random, want: Dict[str, Any], wild: Optional[Tuple[st
     for name in ("tile_m", "tile_n", "tile_k", "cluster", "schedule", "stages", "modes"):
         k[name] = _pick(rng, dom[name], name, want, wild)
     # Parallel-only knobs (the other modes are pruned), drawn beside the balanced ones so that
-    # they do not take draws from the in-kernel modes: swap_ab, and tile N 16 / 48.
+    # they do not take draws from the in-kernel modes: swap_ab, and tile N 16 / 48 / 80 / 112.
     k["swap_ab"] = "parallel" in k["modes"] and rng.random() < PARALLEL_ONLY_RATE
     if k["modes"] == "parallel" and "tile_n" not in want and rng.random() < PARALLEL_ONLY_RATE:
         k["tile_n"] = rng.choice(PARALLEL_ONLY_TILE_N)

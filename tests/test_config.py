@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_VARIANTS, ROOT
 from cutlass_splitk.backends.sm80.rules import auto_warp
+from cutlass_splitk.backends.sm90 import rules as sm90_rules
 from cutlass_splitk.config import Config, ConfigError, Pruned, load_config, parse_config
 from cutlass_splitk.spec import (
     Activation,
@@ -921,12 +922,17 @@ def test_epilogues_config():
     # the sm90 in-kernel TMA epilogue's coverage: a per-row bias with a slope, and nothing at all; with clusters of
     # four (a ping-pong tile in 1x4 in 2 modes, a cooperative one in 2x2 in 3)
     assert [(o.epilogue.tma_in_kernel, {v.backend.value for v in o.variants}, len(o.variants))
-            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 7), (True, {"sm90"}, 8)]
+            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 7), (True, {"sm90"}, 11)]
     assert ops["rowbias_leaky_f16"].epilogue.leaky_slope == 0.2
     clusters = {o: sorted({v.params.cluster for v in ops[o].variants
                            if v.backend is Backend.SM90 and v.params.cluster[0] * v.params.cluster[1] == 4})
                 for o in ("leaky_add_permute_f16", "rowbias_leaky_f16", "relu_nobias_bf16")}
     assert clusters == {"leaky_add_permute_f16": [(2, 2)], "rowbias_leaky_f16": [(1, 4)], "relu_nobias_bf16": [(2, 2)]}
+    # a width of CUTLASS's extended wgmma shapes in every mode, through our epilogue (E, permute) and the TMA one
+    wide = {o.name: sorted(v.mode.value for v in o.variants if v.backend is Backend.SM90 and sm90_rules.extended_mma(v.tile))
+            for o in config.ops}
+    assert {o: m for o, m in wide.items() if m} == {"leaky_add_permute_f16": ["parallel", "serial", "stream_k"],
+                                                    "relu_nobias_bf16": ["parallel", "serial", "stream_k"]}
 
 
 # --- property: never anything but Config or ConfigError ----------------------------------------------------

@@ -451,3 +451,61 @@ def test_split_one_only_serial_variants_take_the_persistent_scheduler():
                      "cks::sm90::SplitKGemm<Config, true>"]
     (two,) = [u for u in codegen.render(parse_config(SM90_YAML, "x.yaml")) if u.name == "sm90"]
     assert "split 1 only" not in two.text and "cks::sm90::SplitKGemm<Config, false>" in two.text
+
+
+@pytest.mark.parametrize("n, extended", [(16, False), (32, False), (48, True), (64, False), (80, True), (96, False),
+                                         (112, True), (128, False), (160, True), (192, False), (224, True),
+                                         (240, True), (256, False)])
+def test_which_tile_widths_need_cutlass_extended_wgmma_shapes(n, extended):
+    """CUTLASS's builder picks the widest wgmma of 8, 16, 32, 64, 96, 128, 192, 256 dividing the tile N
+    unless CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED is defined (cute::GMMA::ss_op_selector): every other
+    width needs the extended shapes to run one instruction across the tile."""
+    assert rules.extended_mma((128, n, 64)) is extended
+
+
+def test_units_of_extended_width_tiles_enable_cutlass_extended_wgmma_shapes():
+    """A 112-wide tile ran seven m64n16k16 per k-step, 50-100x slower (round 64): a wide tile's partial
+    unit, and the group unit holding its serial or stream-K variants, define
+    CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED before their includes; the units of standard widths, and a
+    group unit whose wide group is parallel only (its kernel is the partial unit's), stay as they were
+    (the define makes a unit compile ~1.6x as long)."""
+    def define(n):
+        return (f"// tile N {n}: CUTLASS's extended wgmma shapes (m64nNk16 for any N),\n"
+                "// without which its builder would take a narrower instruction\n"
+                "#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED\n")
+
+    text = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 160, 64], [128, 128, 64]]\n")
+    units = {u.name: u.text for u in codegen.render(parse_config(text, "x.yaml"))}
+    assert units["sm90"].startswith("// generated from x.yaml by cutlass-splitk; do not edit\n"
+                                    "// op h_f16, sm90 groups: sm90_t128x128x64_c1x1_coop_sauto_a8, "
+                                    "sm90_t128x160x64_c1x1_coop_sauto_a8\n" + define(160) + '#include "cks_sm90.cuh"\n')
+    assert define(160) + '#include "sm90_partial_impl.cuh"\n' in units["partial_f16_tn_sm90_t128x160x64_c1x1_coop_sauto_a8"]
+    standard = units["partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8"]
+    assert "EXTENDED" not in standard and standard == codegen.render(parse_config(SM90_YAML, "x.yaml"))[1].text
+    # 112 columns: parallel only (the in-kernel epilogue stages 32-column chunks), so only its partial unit
+    wide = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 112, 64]]\n")
+    units = {u.name: u.text for u in codegen.render(parse_config(wide, "x.yaml"))}
+    assert "EXTENDED" not in units["sm90"]
+    assert define(112) + '#include "sm90_partial_impl.cuh"\n' in units["partial_f16_tn_sm90_t128x112x64_c1x1_coop_sauto_a8"]
+
+
+@pytest.mark.nvcc
+def test_extended_width_tiles_run_one_wgmma_across_the_tile(tmp_path):
+    """The 112-wide partial unit, compiled to PTX by the real nvcc: its MMAs are m64n112k16. Without
+    the define the main loop's static_assert refuses to compile it (sm90_mainloop.cuh), naming the fix.
+    The op's unit of the same parallel-only group compiles without it."""
+    import subprocess
+
+    text = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 112, 64]]\n").replace(
+        "        serial: [1, 2]\n", "")
+    (partial,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name.startswith("partial_")]
+    without = partial.text.replace("#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED\n", "")
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        compile_ptx(without, tmp_path)
+    assert "the wgmma instruction does not span the tile N: define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED" in \
+        failed.value.stderr
+    shapes = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", compile_ptx(partial.text, tmp_path)))
+    assert shapes == {"m64n112k16"}
+    # the op's unit of that parallel-only group does not instantiate the main loop: it compiles without the define
+    (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
+    assert "EXTENDED" not in group.text and ".entry" in compile_ptx(group.text, tmp_path)

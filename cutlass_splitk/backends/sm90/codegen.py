@@ -9,6 +9,13 @@
   batched f32 partial GEMM, which does not depend on the op's epilogue. Its text names only
   the dtype, layout and GEMM shape, so every op of a config that needs the same one has the
   same text, and the content-hashed object cache compiles it once.
+
+A unit that instantiates the main loop of a tile whose wgmma is one of CUTLASS's extended shapes
+(``rules.extended_mma``: tile N not 16, 32, 64, 96, 128, 192 or 256) defines
+``CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED`` before its includes: such a tile's partial unit, and a group
+unit holding its serial or stream-K variants (a parallel variant's kernel is its partial unit's). The
+others do not (it makes a unit compile ~1.6x as long). The main loop asserts that its wgmma spans the
+whole tile N, so a unit without the define fails to compile rather than running narrow MMAs.
 """
 
 from __future__ import annotations
@@ -78,8 +85,19 @@ def render_group(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
         entry_points=entries, **_gemm_fields(op, first))
 
 
+def prelude(variants: Sequence[KernelVariant]) -> str:
+    """What a unit of ``variants`` needs before its includes: CUTLASS's extended wgmma shapes where
+    a tile's N needs one (``rules.extended_mma``), else nothing."""
+    wide = sorted({v.tile[1] for v in variants if rules.extended_mma(v.tile)})
+    if not wide:
+        return ""
+    return (f"// tile N {', '.join(map(str, wide))}: CUTLASS's extended wgmma shapes (m64nNk16 for any N),\n"
+            f"// without which its builder would take a narrower instruction\n#define {rules.EXTENDED_MMA_DEFINE}\n")
+
+
 def render_partial(op: OpSpec, v: KernelVariant, stamp: str) -> str:
-    return _template("partial.cu.in").substitute(stamp=stamp, gemm_name=partial_name(op, v), **_gemm_fields(op, v))
+    return _template("partial.cu.in").substitute(stamp=stamp, gemm_name=partial_name(op, v), prelude=prelude([v]),
+                                                 **_gemm_fields(op, v))
 
 
 def targets(op: OpSpec) -> Tuple[str, ...]:
@@ -91,7 +109,10 @@ def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str
     """(unit name, variant names, source) of ``op``'s sm90 units: its groups
     (``units.render_units``), then the partial GEMMs its parallel variants call, sorted by
     name."""
-    out = units.render_units(op, stamp, Backend.SM90, _template("unit.cu.in"), render_group)
+    # A group unit instantiates the main loop only for its in-kernel variants: a parallel group's
+    # kernel is its partial unit's (the op's unit declares it), so only that unit needs the shapes.
+    out = units.render_units(op, stamp, Backend.SM90, _template("unit.cu.in"), render_group,
+                             lambda variants: prelude([v for v in variants if v.mode is not SplitMode.PARALLEL]))
     partials = {partial_name(op, v): render_partial(op, v, stamp) for v in op.variants
                 if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL}
     return out + [(name, (), text) for name, text in sorted(partials.items())]

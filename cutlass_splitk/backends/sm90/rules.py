@@ -23,6 +23,13 @@ ALIGNMENT = 8  # TMA moves 16-byte rows: 8 elements of 16 bits
 MAX_STAGES = 12
 MAX_ACCUMULATORS = 128  # f32 accumulators per consumer thread before registers spill
 EPILOGUE_WARPS = 8  # the fused epilogue's consumer warps (two warpgroups)
+# The wgmma N widths CUTLASS's collective builder chooses from by default (cute::GMMA::ss_op_selector):
+# for any other tile N it takes the widest of these that divides N (112 -> m64n16k16, seven narrow MMAs
+# where one would do: 50-100x slower on the H100, BENCHMARKS.md session 36). Every other multiple of 8
+# up to 256 exists as an instruction too, behind CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which makes a
+# unit compile ~1.6x as long: the generator defines it only in the units that need it.
+STANDARD_MMA_N = (8, 16, 32, 64, 96, 128, 192, 256)
+EXTENDED_MMA_DEFINE = "CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED"
 
 
 def consumer_threads(schedule: Schedule) -> int:
@@ -66,6 +73,12 @@ def check_tile(tile: Shape3) -> Optional[str]:
     if k not in TILE_K:
         return f"tile K {k} is not possible for sm90; valid values: {', '.join(map(str, TILE_K))}"
     return None
+
+
+def extended_mma(tile: Shape3) -> bool:
+    """Whether a kernel tile's wgmma (m64nNk16, N the tile's N) is one of CUTLASS's extended shapes,
+    which its unit must enable (``EXTENDED_MMA_DEFINE``)."""
+    return tile[1] not in STANDARD_MMA_N
 
 
 def check_cluster(cluster: Tuple[int, int]) -> Optional[str]:

@@ -1,6 +1,43 @@
 // generated from configs/epilogues.yaml by cutlass-splitk; do not edit
-// op relu_nobias_bf16, sm90 groups: sm90_t128x64x64_c1x1_coop_sauto_a8, sm90_t128x64x64_c2x2_coop_sauto_a8, sm90_t64x128x64_c1x1_pp_sauto_a8
+// op relu_nobias_bf16, sm90 groups: sm90_t128x160x64_c1x1_coop_sauto_a8, sm90_t128x64x64_c1x1_coop_sauto_a8, sm90_t128x64x64_c2x2_coop_sauto_a8, sm90_t64x128x64_c1x1_pp_sauto_a8
+// tile N 160: CUTLASS's extended wgmma shapes (m64nNk16 for any N),
+// without which its builder would take a narrower instruction
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #include "cks_sm90.cuh"
+
+// sm90_t128x160x64_c1x1_coop_sauto_a8
+namespace group_sm90_t128x160x64_c1x1_coop_sauto_a8 {
+using Gemm = cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true, /*tile=*/128, 160, 64,
+    /*cluster=*/1, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
+}  // namespace group_sm90_t128x160x64_c1x1_coop_sauto_a8
+extern template struct cks::sm90::PartialGemm<group_sm90_t128x160x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
+namespace group_sm90_t128x160x64_c1x1_coop_sauto_a8 {
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kRelu, cks::EOp::kNone, cks::Bias::kNone, cks::Permute::kNone, /*beta=*/false>;
+
+// relu_nobias_bf16_parallel_sm90_t128x160x64_c1x1_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_relu_nobias_bf16_parallel_sm90_t128x160x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_relu_nobias_bf16_parallel_sm90_t128x160x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+}
+
+// relu_nobias_bf16_serial_sm90_t128x160x64_c1x1_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_relu_nobias_bf16_serial_sm90_t128x160x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_relu_nobias_bf16_serial_sm90_t128x160x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+}
+
+// relu_nobias_bf16_stream_k_sm90_t128x160x64_c1x1_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_relu_nobias_bf16_stream_k_sm90_t128x160x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_relu_nobias_bf16_stream_k_sm90_t128x160x64_c1x1_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
+}
+}  // namespace group_sm90_t128x160x64_c1x1_coop_sauto_a8
 
 // sm90_t128x64x64_c1x1_coop_sauto_a8
 namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8 {
