@@ -929,7 +929,8 @@ def test_epilogues_config():
                 for o in ("leaky_add_permute_f16", "rowbias_leaky_f16", "relu_nobias_bf16")}
     assert clusters == {"leaky_add_permute_f16": [(2, 2)], "rowbias_leaky_f16": [(1, 4)], "relu_nobias_bf16": [(2, 2)]}
     # a width of CUTLASS's extended wgmma shapes in every mode, through our epilogue (E, permute) and the TMA one
-    wide = {o.name: sorted(v.mode.value for v in o.variants if v.backend is Backend.SM90 and sm90_rules.extended_mma(v.tile))
+    wide = {o.name: sorted(v.mode.value for v in o.variants
+                           if v.backend is Backend.SM90 and sm90_rules.extended_mma(v.tile))
             for o in config.ops}
     assert {o: m for o, m in wide.items() if m} == {"leaky_add_permute_f16": ["parallel", "serial", "stream_k"],
                                                     "relu_nobias_bf16": ["parallel", "serial", "stream_k"]}

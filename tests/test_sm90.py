@@ -479,14 +479,16 @@ def test_units_of_extended_width_tiles_enable_cutlass_extended_wgmma_shapes():
     assert units["sm90"].startswith("// generated from x.yaml by cutlass-splitk; do not edit\n"
                                     "// op h_f16, sm90 groups: sm90_t128x128x64_c1x1_coop_sauto_a8, "
                                     "sm90_t128x160x64_c1x1_coop_sauto_a8\n" + define(160) + '#include "cks_sm90.cuh"\n')
-    assert define(160) + '#include "sm90_partial_impl.cuh"\n' in units["partial_f16_tn_sm90_t128x160x64_c1x1_coop_sauto_a8"]
+    partial = units["partial_f16_tn_sm90_t128x160x64_c1x1_coop_sauto_a8"]
+    assert define(160) + '#include "sm90_partial_impl.cuh"\n' in partial
     standard = units["partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8"]
     assert "EXTENDED" not in standard and standard == codegen.render(parse_config(SM90_YAML, "x.yaml"))[1].text
     # 112 columns: parallel only (the in-kernel epilogue stages 32-column chunks), so only its partial unit
     wide = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 112, 64]]\n")
     units = {u.name: u.text for u in codegen.render(parse_config(wide, "x.yaml"))}
     assert "EXTENDED" not in units["sm90"]
-    assert define(112) + '#include "sm90_partial_impl.cuh"\n' in units["partial_f16_tn_sm90_t128x112x64_c1x1_coop_sauto_a8"]
+    partial = units["partial_f16_tn_sm90_t128x112x64_c1x1_coop_sauto_a8"]
+    assert define(112) + '#include "sm90_partial_impl.cuh"\n' in partial
 
 
 @pytest.mark.nvcc

@@ -156,9 +156,9 @@ def remember(op: "Op", launched: Launched, r: Request, out_shape: Tuple[int, ...
 
 
 def _allocator(op: "Op", p: Prepared, like: Any) -> Callable[[Any, int, Any], Tuple[Any, int]]:
-    """new_out(a, stream, the call's stream= object) -> (the output, its pointer), where the full path allocates it: a CuPy
-    array from CuPy's pool (cupy_streams.output, no device switch through cuda.core), otherwise
-    arrays.new_output with the device made current."""
+    """new_out(a, stream, the call's stream= object) -> (the output, its pointer), where the full path
+    allocates it: a CuPy array from CuPy's pool (cupy_streams.output, no device switch through
+    cuda.core), otherwise arrays.new_output with the device made current."""
     shape, dtype, device, devices = p.out_shape, p.dtype, p.device_index, op.platform.devices
     if type(like).__module__.split(".")[0] == "cupy" and dtype == "float16":
         cupy_output = cupy_streams.output
