@@ -928,7 +928,7 @@ def test_epilogues_config():
                            if v.backend is Backend.SM90 and v.params.cluster[0] * v.params.cluster[1] == 4})
                 for o in ("leaky_add_permute_f16", "rowbias_leaky_f16", "relu_nobias_bf16")}
     assert clusters == {"leaky_add_permute_f16": [(2, 2)], "rowbias_leaky_f16": [(1, 4)], "relu_nobias_bf16": [(2, 2)]}
-    # a width of CUTLASS's extended wgmma shapes in every mode, through our epilogue (E, permute) and the TMA one
+    # a width outside CUTLASS's standard wgmma set in every mode, through our epilogue (E, permute) and the TMA one
     wide = {o.name: sorted(v.mode.value for v in o.variants
                            if v.backend is Backend.SM90 and sm90_rules.extended_mma(v.tile))
             for o in config.ops}

@@ -456,58 +456,68 @@ def test_split_one_only_serial_variants_take_the_persistent_scheduler():
 @pytest.mark.parametrize("n, extended", [(16, False), (32, False), (48, True), (64, False), (80, True), (96, False),
                                          (112, True), (128, False), (160, True), (192, False), (224, True),
                                          (240, True), (256, False)])
-def test_which_tile_widths_need_cutlass_extended_wgmma_shapes(n, extended):
+def test_which_tile_widths_need_a_wgmma_of_their_own(n, extended):
     """CUTLASS's builder picks the widest wgmma of 8, 16, 32, 64, 96, 128, 192, 256 dividing the tile N
-    unless CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED is defined (cute::GMMA::ss_op_selector): every other
-    width needs the extended shapes to run one instruction across the tile."""
+    (cute::GMMA::ss_op_selector): every other width needs its unit to carry its own instruction."""
     assert rules.extended_mma((128, n, 64)) is extended
 
 
-def test_units_of_extended_width_tiles_enable_cutlass_extended_wgmma_shapes():
+def test_units_of_other_width_tiles_carry_their_wgmma():
     """A 112-wide tile ran seven m64n16k16 per k-step, 50-100x slower (round 64): a wide tile's partial
-    unit, and the group unit holding its serial or stream-K variants, define
-    CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED before their includes; the units of standard widths, and a
-    group unit whose wide group is parallel only (its kernel is the partial unit's), stay as they were
-    (the define makes a unit compile ~1.6x as long)."""
-    def define(n):
-        return (f"// tile N {n}: CUTLASS's extended wgmma shapes (m64nNk16 for any N),\n"
-                "// without which its builder would take a narrower instruction\n"
-                "#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED\n")
-
+    unit, and the group unit holding its serial or stream-K variants, define that width's m64nNk16 for the
+    op's dtype after their includes (wide_wgmma.cuh.in); the units of standard widths, and a group unit
+    whose wide group is parallel only (its kernel is the partial unit's), stay as they were. No unit defines
+    CUTLASS's CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED (37 s more parsing per unit)."""
     text = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 160, 64], [128, 128, 64]]\n")
     units = {u.name: u.text for u in codegen.render(parse_config(text, "x.yaml"))}
-    assert units["sm90"].startswith("// generated from x.yaml by cutlass-splitk; do not edit\n"
-                                    "// op h_f16, sm90 groups: sm90_t128x128x64_c1x1_coop_sauto_a8, "
-                                    "sm90_t128x160x64_c1x1_coop_sauto_a8\n" + define(160) + '#include "cks_sm90.cuh"\n')
+    head = ("// generated from x.yaml by cutlass-splitk; do not edit\n"
+            "// op h_f16, sm90 groups: sm90_t128x128x64_c1x1_coop_sauto_a8, sm90_t128x160x64_c1x1_coop_sauto_a8\n"
+            '#include "cks_sm90.cuh"\n'
+            "// wgmma m64n160k16 (sm90_wide_mma.cuh): the tile N 160 in one instruction, 80 f32 accumulators a thread\n"
+            "namespace cks {\nnamespace sm90 {\n"
+            "template <cute::GMMA::Major kMajorA, cute::GMMA::Major kMajorB>\n"
+            "struct WideWgmmaSS<cutlass::half_t, 160, kMajorA, kMajorB> {\n")
+    assert units["sm90"].startswith(head)
+    fma = units["sm90"][len(head):units["sm90"].index("#else")]
+    assert "      float& d072, float& d073, float& d074, float& d075, float& d076, float& d077, float& d078, " \
+           "float& d079,\n      cute::GMMA::ScaleOut const scale_d = cute::GMMA::ScaleOut::One) {\n" in fma
+    assert ('"wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {"\n'
+            '                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "\n') in fma
+    assert fma.count('"%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"\n'
+                     '                 "}, %80, %81, p, 1, 1, %83, %84;\\n}\\n"\n') == 1
+    assert fma.count('setp.ne.b32 p, %82, 0;') == 1 and fma.count('"+f"(d079)\n') == 1 and "bf16" not in fma
     partial = units["partial_f16_tn_sm90_t128x160x64_c1x1_coop_sauto_a8"]
-    assert define(160) + '#include "sm90_partial_impl.cuh"\n' in partial
+    assert '#include "sm90_partial_impl.cuh"\n// wgmma m64n160k16 ' in partial
     standard = units["partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8"]
-    assert "EXTENDED" not in standard and standard == codegen.render(parse_config(SM90_YAML, "x.yaml"))[1].text
+    assert "wgmma" not in standard and standard == codegen.render(parse_config(SM90_YAML, "x.yaml"))[1].text
+    assert not any("EXTENDED" in t for t in units.values())
     # 112 columns: parallel only (the in-kernel epilogue stages 32-column chunks), so only its partial unit
     wide = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 112, 64]]\n")
     units = {u.name: u.text for u in codegen.render(parse_config(wide, "x.yaml"))}
-    assert "EXTENDED" not in units["sm90"]
+    assert "wgmma" not in units["sm90"]
     partial = units["partial_f16_tn_sm90_t128x112x64_c1x1_coop_sauto_a8"]
-    assert define(112) + '#include "sm90_partial_impl.cuh"\n' in partial
+    assert '#include "sm90_partial_impl.cuh"\n// wgmma m64n112k16 (sm90_wide_mma.cuh): the tile N 112 in one ' \
+           'instruction, 56 f32 accumulators a thread\n' in partial
 
 
 @pytest.mark.nvcc
-def test_extended_width_tiles_run_one_wgmma_across_the_tile(tmp_path):
-    """The 112-wide partial unit, compiled to PTX by the real nvcc: its MMAs are m64n112k16. Without
-    the define the main loop's static_assert refuses to compile it (sm90_mainloop.cuh), naming the fix.
-    The op's unit of the same parallel-only group compiles without it."""
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_other_width_tiles_run_one_wgmma_across_the_tile(tmp_path, dtype):
+    """The 112-wide partial unit, compiled to PTX by the real nvcc: its MMAs are m64n112k16 of its dtype.
+    Without its generated instruction it does not compile, with a message naming the fix
+    (sm90_wide_mma.cuh). The op's unit of the same parallel-only group compiles without one."""
     import subprocess
 
     text = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 112, 64]]\n").replace(
-        "        serial: [1, 2]\n", "")
+        "        serial: [1, 2]\n", "").replace("dtype: f16", f"dtype: {dtype}")
     (partial,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name.startswith("partial_")]
-    without = partial.text.replace("#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED\n", "")
+    start, end = partial.text.index("// wgmma m64n112k16"), partial.text.index("\ntemplate struct cks::sm90::Partial")
     with pytest.raises(subprocess.CalledProcessError) as failed:
-        compile_ptx(without, tmp_path)
-    assert "the wgmma instruction does not span the tile N: define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED" in \
-        failed.value.stderr
-    shapes = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", compile_ptx(partial.text, tmp_path)))
-    assert shapes == {"m64n112k16"}
-    # the op's unit of that parallel-only group does not instantiate the main loop: it compiles without the define
+        compile_ptx(partial.text[:start] + partial.text[end:], tmp_path)
+    assert "no m64nNk16 wgmma was generated for this tile N in this unit" in failed.value.stderr
+    shapes = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+\.f32\.\w+\.\w+)",
+                            compile_ptx(partial.text, tmp_path)))
+    assert shapes == {f"m64n112k16.f32.{dtype}.{dtype}"}
+    # the op's unit of that parallel-only group does not instantiate the main loop: it compiles without one
     (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
-    assert "EXTENDED" not in group.text and ".entry" in compile_ptx(group.text, tmp_path)
+    assert "wgmma" not in group.text and ".entry" in compile_ptx(group.text, tmp_path)

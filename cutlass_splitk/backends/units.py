@@ -36,12 +36,13 @@ def batches(backend: str, groups: Sequence[T]) -> List[Tuple[str, Sequence[T]]]:
 
 def render_units(op: OpSpec, stamp: str, backend: Backend, unit: string.Template,
                  render_group: Callable[[OpSpec, Sequence[KernelVariant]], str],
-                 prelude: Callable[[Sequence[KernelVariant]], str] = lambda variants: "",
+                 declarations: Callable[[Sequence[KernelVariant]], str] = lambda variants: "",
                  ) -> List[Tuple[str, Tuple[str, ...], str]]:
     """(unit name, variant names, source) of ``op``'s units of ``backend``: its groups, sorted
-    by name, in batches, each unit ``unit`` (``stamp``, ``op``, ``groups``, ``prelude``, ``bodies``)
+    by name, in batches, each unit ``unit`` (``stamp``, ``op``, ``groups``, ``declarations``, ``bodies``)
     around the groups' ``render_group(op, variants)`` (variants sorted by split mode);
-    ``prelude(variants)`` is what the unit needs before its includes (empty by default)."""
+    ``declarations(variants)`` is what the unit declares after its includes, before its groups (empty by
+    default)."""
     groups: Dict[str, List[KernelVariant]] = {}
     for v in op.variants:
         if v.backend is backend:
@@ -50,7 +51,7 @@ def render_units(op: OpSpec, stamp: str, backend: Backend, unit: string.Template
     for name, names in batches(backend.value, sorted(groups)):
         members = [sorted(groups[g], key=lambda v: v.mode.value) for g in names]
         text = unit.substitute(stamp=stamp, op=op.name, groups=", ".join(names),
-                               prelude=prelude([v for m in members for v in m]),
+                               declarations=declarations([v for m in members for v in m]),
                                bodies="".join(render_group(op, m) for m in members))
         out.append((name, tuple(v.name for m in members for v in m), text))
     return out

@@ -10,12 +10,13 @@
   the dtype, layout and GEMM shape, so every op of a config that needs the same one has the
   same text, and the content-hashed object cache compiles it once.
 
-A unit that instantiates the main loop of a tile whose wgmma is one of CUTLASS's extended shapes
-(``rules.extended_mma``: tile N not 16, 32, 64, 96, 128, 192 or 256) defines
-``CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED`` before its includes: such a tile's partial unit, and a group
-unit holding its serial or stream-K variants (a parallel variant's kernel is its partial unit's). The
-others do not (it makes a unit compile ~1.6x as long). The main loop asserts that its wgmma spans the
-whole tile N, so a unit without the define fails to compile rather than running narrow MMAs.
+A unit that instantiates the main loop of a tile whose width is outside CUTLASS's standard wgmma
+set (``rules.extended_mma``: tile N not 16, 32, 64, 96, 128, 192 or 256) gets that width's m64nNk16
+instruction after its includes (``templates/wide_wgmma.cuh.in``; ``sm90_wide_mma.cuh`` puts it in
+the builder's collective): such a tile's partial unit, and a group unit holding its serial or
+stream-K variants (a parallel variant's kernel is its partial unit's). The main loop asserts that
+its wgmma spans the whole tile N, and a unit missing its width's instruction fails to compile
+rather than running narrow MMAs (CUTLASS's builder would take the widest standard width dividing N).
 """
 
 from __future__ import annotations
@@ -85,18 +86,28 @@ def render_group(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
         entry_points=entries, **_gemm_fields(op, first))
 
 
-def prelude(variants: Sequence[KernelVariant]) -> str:
-    """What a unit of ``variants`` needs before its includes: CUTLASS's extended wgmma shapes where
-    a tile's N needs one (``rules.extended_mma``), else nothing."""
-    wide = sorted({v.tile[1] for v in variants if rules.extended_mma(v.tile)})
-    if not wide:
-        return ""
-    return (f"// tile N {', '.join(map(str, wide))}: CUTLASS's extended wgmma shapes (m64nNk16 for any N),\n"
-            f"// without which its builder would take a narrower instruction\n#define {rules.EXTENDED_MMA_DEFINE}\n")
+def wide_mma(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
+    """The wgmma instructions (of ``op``'s dtype) a unit of ``variants`` instantiates beyond CUTLASS's
+    standard widths (``rules.extended_mma``), one per tile N, to follow its includes; else nothing."""
+    text = []
+    for n in sorted({v.tile[1] for v in variants if rules.extended_mma(v.tile)}):
+        registers = n // 2  # f32 accumulators a thread: 64 x n over 128 threads
+        d = [f"d{i:03d}" for i in range(registers)]
+        text.append(_template("wide_wgmma.cuh.in").substitute(
+            n=n, registers=registers, element=DTYPE_CPP[op.dtype], ptx_type=op.dtype.value,
+            accumulators="\n".join(" " * 17 + '"' + ", ".join(f"%{i}" for i in range(i0, min(i0 + 16, registers)))
+                                    + (', "' if i0 + 16 < registers else '"') for i0 in range(0, registers, 16)),
+            parameters="\n".join("      " + ", ".join(f"float& {x}" for x in d[i:i + 8]) + ","
+                                  for i in range(0, registers, 8)),
+            outputs=",\n                   ".join(", ".join(f'"+f"({x})' for x in d[i:i + 8])
+                                                    for i in range(0, registers, 8)),
+            desc_index=registers, desc_b_index=registers + 1,
+            scale_index=registers + 2, major_index=registers + 3, major_b_index=registers + 4))
+    return "".join(text)
 
 
 def render_partial(op: OpSpec, v: KernelVariant, stamp: str) -> str:
-    return _template("partial.cu.in").substitute(stamp=stamp, gemm_name=partial_name(op, v), prelude=prelude([v]),
+    return _template("partial.cu.in").substitute(stamp=stamp, gemm_name=partial_name(op, v), wide_mma=wide_mma(op, [v]),
                                                  **_gemm_fields(op, v))
 
 
@@ -110,9 +121,9 @@ def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str
     (``units.render_units``), then the partial GEMMs its parallel variants call, sorted by
     name."""
     # A group unit instantiates the main loop only for its in-kernel variants: a parallel group's
-    # kernel is its partial unit's (the op's unit declares it), so only that unit needs the shapes.
+    # kernel is its partial unit's (the op's unit declares it), so only that unit needs the instruction.
     out = units.render_units(op, stamp, Backend.SM90, _template("unit.cu.in"), render_group,
-                             lambda variants: prelude([v for v in variants if v.mode is not SplitMode.PARALLEL]))
+                             lambda variants: wide_mma(op, [v for v in variants if v.mode is not SplitMode.PARALLEL]))
     partials = {partial_name(op, v): render_partial(op, v, stamp) for v in op.variants
                 if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL}
     return out + [(name, (), text) for name, text in sorted(partials.items())]

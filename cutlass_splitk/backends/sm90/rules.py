@@ -26,10 +26,9 @@ EPILOGUE_WARPS = 8  # the fused epilogue's consumer warps (two warpgroups)
 # The wgmma N widths CUTLASS's collective builder chooses from by default (cute::GMMA::ss_op_selector):
 # for any other tile N it takes the widest of these that divides N (112 -> m64n16k16, seven narrow MMAs
 # where one would do: 50-100x slower on the H100, BENCHMARKS.md session 36). Every other multiple of 8
-# up to 256 exists as an instruction too, behind CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which makes a
-# unit compile ~1.6x as long: the generator defines it only in the units that need it.
+# up to 256 is an instruction too: the generator writes those a unit needs into it (codegen.wide_mma;
+# CUTLASS's own, behind CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, add 37 s of parsing to every unit).
 STANDARD_MMA_N = (8, 16, 32, 64, 96, 128, 192, 256)
-EXTENDED_MMA_DEFINE = "CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED"
 
 
 def consumer_threads(schedule: Schedule) -> int:
@@ -76,8 +75,8 @@ def check_tile(tile: Shape3) -> Optional[str]:
 
 
 def extended_mma(tile: Shape3) -> bool:
-    """Whether a kernel tile's wgmma (m64nNk16, N the tile's N) is one of CUTLASS's extended shapes,
-    which its unit must enable (``EXTENDED_MMA_DEFINE``)."""
+    """Whether a kernel tile's wgmma (m64nNk16, N the tile's N) is outside CUTLASS's standard widths,
+    so that its units carry the instruction themselves (``codegen.wide_mma``)."""
     return tile[1] not in STANDARD_MMA_N
 
 

@@ -14,6 +14,7 @@
 #include "cks_epilogue.cuh"
 #include "sm90_mainloop.cuh"
 #include "sm90_tma_promotion.cuh"
+#include "sm90_wide_mma.cuh"
 
 namespace cks {
 namespace sm90 {
@@ -71,17 +72,18 @@ struct VariantConfig : Gemm_ {
 
 // The TMA + wgmma main loop, its stage count left to fill shared memory after the epilogue's
 // kCarveout bytes unless the config fixes it; the weight streamed with EVICT_FIRST where it is
-// read once; kSliced: K slices as batches of one launch (sm90_mainloop.cuh).
+// read once; kSliced: K slices as batches of one launch (sm90_mainloop.cuh); one wgmma across the
+// tile N whatever its width (sm90_wide_mma.cuh).
 template <class Gemm, int kCarveout, bool kSliced = false>
 using Mainloop = StreamingMainloop<
-    typename cutlass::gemm::collective::CollectiveBuilder<
+    typename FullWidthMma<typename cutlass::gemm::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, typename Gemm::Element, typename Gemm::LayoutA,
         Gemm::kAlignment, typename Gemm::Element, typename Gemm::LayoutB, Gemm::kAlignment, float,
         typename Gemm::TileShape, typename Gemm::ClusterShape,
         typename cutlass::platform::conditional<
             Gemm::kStages == 0, cutlass::gemm::collective::StageCountAutoCarveout<kCarveout>,
             cutlass::gemm::collective::StageCount<(Gemm::kStages > 0 ? Gemm::kStages : 1)>>::type,
-        typename Gemm::KernelSchedule>::CollectiveOp,
+        typename Gemm::KernelSchedule>::CollectiveOp>::type,
     Gemm::kSwapAB, kSliced>;
 
 // Around a kernel's to_underlying_arguments: its main loop's descriptors take the 256-byte L2

@@ -53,12 +53,11 @@ struct StreamingMainloop : Base {
   using typename Base::TileShape;
   using ClusterShape = typename DispatchPolicy::ClusterShape;
   using Hint = cute::TMA::CacheHintSm90;
-  // CUTLASS's builder takes the widest wgmma it knows that divides the tile N; without its extended
-  // shapes that is one of 8, 16, 32, 64, 96, 128, 192, 256 (a 112-wide tile ran seven m64n16k16 per
-  // k-step, 50-100x slower). The generator enables them in the units that need them (rules.py).
+  // One wgmma across the tile N (sm90_wide_mma.cuh replaces the builder's narrower instruction
+  // for widths outside CUTLASS's standard set; 50-100x slower without, BENCHMARKS.md session 36).
   static_assert(cute::size<1>(typename Base::TiledMma::AtomShape_MNK{}) == cute::size<1>(TileShape{}),
-                "the wgmma instruction does not span the tile N: define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED "
-                "before the CUTLASS headers (cutlass-splitk's generator does so for such tiles)");
+                "the wgmma instruction does not span the tile N: take the main loop from cks::sm90::Mainloop "
+                "(sm90_config.cuh), which widens it");
 
   struct Params : Base::Params {
     Hint hint_a = Hint::EVICT_NORMAL;
