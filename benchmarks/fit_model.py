@@ -7,12 +7,15 @@ A `benchmarks/variant_ab.py --json` file (a list of records) is read as sweeps t
 runtime ranks them: sm80 variants only where no sm90 one runs; --tma-epilogue for sweeps of an op
 without E or permute (EpilogueSpec.tma_in_kernel), with --activation where it has GELU (EpilogueSpec.transcendental);
 --device h200 for sweeps run on an H200; --gpc-order for sweeps of libraries that ran the partial GEMMs in the GPC order
-(session 29 on, the default since).
+(session 29 on, the default since). A file named as PATH@FLAGS takes its own flags instead (comma-separated: tma,
+act, h100 or h200, the latter without the GPC order; PATH@ for none), so that sweeps of ops with and without the TMA
+epilogue, and of both devices, are fitted together.
 
     python3 benchmarks/fit_model.py benchmarks/explore_h100.json --backend sm80
     python3 benchmarks/fit_model.py benchmarks/explore_sm90_h100.json --backend sm90 --keep t64x128x128_c1x1_pp ...
     python3 benchmarks/fit_model.py benchmarks/sweep_lbg_session21_h200.json --tma-epilogue --activation --device h200 --samples 0
     python3 benchmarks/fit_model.py benchmarks/sweep_fresh_session30_h100.json --activation --gpc-order --samples 0
+    python3 benchmarks/fit_model.py chain.json@act lbg.json@tma,act --gpc-order
 """
 
 import argparse
@@ -119,6 +122,8 @@ GRIDS = {
         "SM90_OOB_BYTES_PER_S": [20e9, 25e9, 35e9],
         "SM90_WEIGHT_REREAD": [0.1, 0.2, 0.4],
         "SM90_GPC_BOX_GAIN": [1.65, 1.75, 1.9],
+        "SM90_UNDERFILL_EXPONENT": [0.3, 0.5],
+        "SM90_UNDERFILL_MAX": [1.5, 1.85],
     },
 }
 
@@ -135,22 +140,36 @@ def main() -> None:
     ap.add_argument("--activation", action="store_true", help="the swept op's epilogue has GELU, SiLU or sigmoid")
     ap.add_argument("--device", choices=sorted(DEVICES), default="h100")
     ap.add_argument("--gpc-order", action="store_true", help="the sweeps ran the partial GEMMs in the GPC order")
+    ap.add_argument("--only", nargs="*", default=None, help="fit these of the backend's constants, keep the others")
     args = ap.parse_args()
-    shapes, tma = load(args.json), args.tma_epilogue
-    dev = dataclasses.replace(DEVICES[args.device], gpc_order=args.gpc_order)
-    worst, mean, lines = score(shapes, args.keep, dev, tma, args.activation)
+    sets: Dict[Tuple[bool, bool, str], List[str]] = {}  # (tma, activation, device) -> files
+    for arg in args.json:
+        path, at, flags = arg.partition("@")
+        f = flags.split(",")
+        key = (("tma" in f, "act" in f, next((d for d in DEVICES if d in f), args.device)) if at
+               else (args.tma_epilogue, args.activation, args.device))
+        sets.setdefault(key, []).append(path)
+    loaded = [(load(paths), tma, act, dataclasses.replace(DEVICES[name], gpc_order=args.gpc_order and name == "h100"))
+              for (tma, act, name), paths in sets.items()]
+
+    def score_all():
+        results = [score(shapes, args.keep, d, tma, act) for shapes, tma, act, d in loaded]
+        lines = [line for r in results for line in r[2]]
+        return max(r[0] for r in results), sum(r[1] * len(r[2]) for r in results) / len(lines), lines
+
+    worst, mean, lines = score_all()
     print(f"current constants: worst {worst:.3f}, mean {mean:.3f}")
     print("\n".join(lines))
     # Random search in log space around the current constants (fractions capped at 1), then
     # coordinate descent from the best sample: minimise (worst ratio, mean ratio).
-    names = list(GRIDS[args.backend])
+    names = [n for n in GRIDS[args.backend] if args.only is None or n in args.only]
     start = {n: getattr(timemodel, n) for n in names}
     rng = random.Random(args.seed)
 
     def trial(values):
         for n, v in values.items():
             setattr(timemodel, n, min(v, 1.0) if "FRACTION" in n else v)
-        w, mu, lines = score(shapes, args.keep, dev, tma, args.activation)
+        w, mu, lines = score_all()
         misses = sum(float(line.split("ratio")[1].split()[0]) > 1.10 for line in lines)
         return (misses, w, mu)
 
@@ -173,7 +192,7 @@ def main() -> None:
     trial(best_values)
     print(f"fitted: {best[0]} shapes over 1.10, worst {best[1]:.3f}, mean {best[2]:.3f}: "
           + ", ".join(f"{n} = {getattr(timemodel, n):.4g}" for n in names))
-    print("\n".join(score(shapes, args.keep, dev, tma, args.activation)[2]))
+    print("\n".join(score_all()[2]))
 
 
 if __name__ == "__main__":

@@ -151,20 +151,22 @@ def test_unit_count_for_the_shipped_configs():
             # every sm80 shape is built in both split modes; each op's sm80 groups fit one unit,
             # its twelve sm90 groups (since session 23 the 128x256 split-1 tile in 2x1 and 1x2 clusters, the 128x192
             # one and the 64x64 parallel one, since session 24 the 128x128 parallel one without a cluster; thirteen
-            # for the ops without E or permute: the ping-pong 128x128 tile) two (seven a unit since session 25); the sm90 partial GEMMs
-            # (seven per op: the 128x128 tile in 1x2, since session 22 2x1 and since session 24 1x1 clusters among
-            # them, and since session 23 the 64x64 one) are shared by the ops of one dtype: one distinct text per
-            # (dtype, GEMM shape)
+            # for the ops without E or permute: the ping-pong 128x128 tile) two (seven a unit since session 25); since
+            # session 37 fourteen (the 128x112 parallel tile in 1x2 and 2x1 clusters and the swapped 128x80 one in, the
+            # 128x256 parallel one out), fifteen and a third unit for the ops without E or permute; the sm90 partial
+            # GEMMs (nine per op: the 128x128 tile in 1x2, since session 22 2x1 and since session 24 1x1 clusters among
+            # them, since session 23 the 64x64 one, since session 37 the three new tiles) are shared by the ops of one
+            # dtype: one distinct text per (dtype, GEMM shape)
             for op in config.ops:
                 sm80 = [v for v in op.variants if v.backend is Backend.SM80]
                 assert len(sm80) == 2 * len({v.group for v in sm80})
-                groups = 13 if op.epilogue.tma_in_kernel else 12
+                groups = 15 if op.epilogue.tma_in_kernel else 14
                 assert len({v.group for v in op.variants if v.backend is Backend.SM90}) == groups
                 assert [u.name for u in units if u.op == op.name and not u.name.startswith("partial_")] == [
-                    "sm80", "sm90_1", "sm90_2", "library"]
+                    "sm80", "sm90_1", "sm90_2", *(["sm90_3"] if op.epilogue.tma_in_kernel else []), "library"]
             partials = [u for u in units if u.name.startswith("partial_")]
-            assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 14
-            assert len(partials) == 7 * len(config.ops)
+            assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 18
+            assert len(partials) == 9 * len(config.ops)
 
 
 def test_groups_beyond_one_unit_are_split_in_order():

@@ -52,28 +52,28 @@ EFF_EXPONENT = 0.1  # tile efficiency ~ (tile area / 128^2) ** EFF_EXPONENT
 WAVE_OVERHEAD_US = 4.0  # per wave of CTAs: pipeline fill and the CTA's epilogue
 REDUCE_BW_FRACTION = 1.0  # partials written by the GEMM and read back, at this share of DRAM bandwidth
 REGISTERS_PER_SM = 65536
-# sm90 (fitted on an H100 sweep: benchmarks/fit_model.py --backend sm90)
+# sm90 (fitted on H100 and H200 sweeps: benchmarks/fit_model.py --backend sm90; last in session 37, BENCHMARKS.md)
 SM90_FLOPS_PER_SM = 4.05e12  # wgmma f16/bf16, f32 accumulation, as a 128x128 tile reaches it
 SM90_EFF_EXPONENT = 0.44  # smaller tiles: (tile area / 128^2) ** exponent of that rate
-SM90_BW_FRACTION = 1.0  # share of DRAM bandwidth the TMA main loop streams at (the fit found the full copy rate)
-SM90_SM_BYTES_PER_S = 27.96e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
-SM90_K_DEPTH_EXPONENT = 1.0  # ... times (tk / 64) ** this: deeper K tiles move more bytes per stage
+SM90_BW_FRACTION = 0.93  # share of DRAM bandwidth the TMA main loop streams at (1.0 to session 36)
+SM90_SM_BYTES_PER_S = 26.89e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
+SM90_K_DEPTH_EXPONENT = 0.49  # ... times (tk / 64) ** this: deeper K tiles move more bytes per stage (1.0 to 36)
 SM90_L2_FACTOR = 5.4
-SM90_WAVE_OVERHEAD_US = 1.89  # per work unit a CTA takes: pipeline fill
+SM90_WAVE_OVERHEAD_US = 1.606  # per work unit a CTA takes: pipeline fill
 SM90_FIXUP_LATENCY_US = 1.8
-SM90_FIXUP_US_PER_ELEMENT = 2.46 / (128 * 128)
+SM90_FIXUP_US_PER_ELEMENT = 4.13 / (128 * 128)
 SM90_MEMSET_US = 1.0  # zeroing the stream-K turnstiles before a split launch
 SM90_EPILOGUE_US_PER_ELEMENT = 2.06 / (128 * 128)
 SM90_TMA_EPILOGUE_US_PER_ELEMENT = 0.2 / (128 * 128)  # CUTLASS's TMA epilogue (round 33: 0.19-0.26)
 SM90_PP_ACTIVATION_US_PER_ELEMENT = 6.0 / (128 * 128)  # one warpgroup's TMA epilogue with GELU / SiLU / sigmoid
 SM90_STREAMK_US = 16.0  # stream-K's partial-tile fix-ups and imbalance
 SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % measured on the squares)
-SM90_BOX_BYTES_PER_S = 72e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
-SM90_GPC_BOX_GAIN = 1.75  # ... its own operand's rows this much faster under the GPC order (1.65-1.9 fit)
-SM90_OOB_BYTES_PER_S = 25e9  # ... and rows past the matrix's edge (zero-filled) at this rate
+SM90_BOX_BYTES_PER_S = 61.2e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
+SM90_GPC_BOX_GAIN = 1.761  # ... its own operand's rows this much faster under the GPC order (1.65-1.9 fit)
+SM90_OOB_BYTES_PER_S = 30e9  # ... and rows past the matrix's edge (zero-filled) at this rate
 SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
-SM90_WEIGHT_REREAD = 0.55  # share of a weight past L2 read from DRAM again per further cluster row (0.45-0.6 fit)
-SM90_UNDERFILL_EXPONENT = 0.5  # one wave of fewer CTAs than SMs: each CTA's rate x (SMs / CTAs) ** this,
+SM90_WEIGHT_REREAD = 0.706  # share of a weight past L2 read from DRAM again per further cluster row (0.45-0.71 fit)
+SM90_UNDERFILL_EXPONENT = 0.465  # one wave of fewer CTAs than SMs: each CTA's rate x (SMs / CTAs) ** this,
 SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
 
 _BANDWIDTHS = ((("H200",), 4.3e12), (("H100", "PCIE"), 1.9e12), (("H800", "PCIE"), 1.9e12), (("H100",), 3.0e12),
@@ -181,10 +181,10 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     mma_area = tm * tn * (2 if v.params.schedule is Schedule.PINGPONG else 1)  # ping-pong: two tiles in flight
     rate = SM90_FLOPS_PER_SM * min(1.0, (mma_area / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
-    # A and B once (a swapped kernel streams a B past L2 once per tile along M: BENCHMARKS.md, sessions
-    # 13 and 23; one that fits stays in L2 for the other tiles), and
+    # A and B once (a swapped kernel streams a B past L2 once per cluster of tiles along M, which multicasts it:
+    # BENCHMARKS.md, sessions 13, 23 and 37; one that fits stays in L2 for the other tiles), and
     weight_past_l2 = 2.0 * k * n > SM90_L2_BYTES
-    unique_bytes = 2.0 * (m * k + k * n * (tiles_m if v.params.swap_ab and weight_past_l2 else 1))
+    unique_bytes = 2.0 * (m * k + k * n * (-(-tiles_m // cm) if v.params.swap_ab and weight_past_l2 else 1))
     if not v.params.swap_ab and weight_past_l2:  # a weight past L2 partly again per cluster row
         unique_bytes += 2.0 * k * n * (-(-tiles_m // cm) - 1) * SM90_WEIGHT_REREAD
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold

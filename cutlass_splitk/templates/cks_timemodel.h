@@ -100,7 +100,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   int64_t const mma_area = tm * tn * ((v.flags & CKS_MODEL_PINGPONG) ? 2 : 1);  // ping-pong: two tiles in flight
   double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(mma_area) / (128.0 * 128.0), c.sm90_eff_exponent));
   bool const weight_past_l2 = 2.0 * double(k) * double(n) > c.sm90_l2_bytes;
-  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? tiles_m : 1));
+  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? cdiv(tiles_m, cm) : 1));
   if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2)  // a weight past L2, re-read
     unique_bytes += 2.0 * double(k) * double(n) * double(cdiv(tiles_m, cm) - 1) * c.sm90_weight_reread;
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;

@@ -14,13 +14,16 @@ from cutlass_splitk.runtime.reference import relative_error as rel_err  # noqa: 
 pytestmark = pytest.mark.gpu
 
 # (op, variant, split, M, N, K, view): every partial GEMM tile of the default build (cooperative 128x128 in three
-# cluster shapes and 128x256, ping-pong 64x128, 64x64 and the swapped 64x16), each in one round, with the ops' whole
-# epilogues (bias, GELU, E, the permuted stores, beta * C where the op takes it).
+# cluster shapes, 128x112 in two and the swapped 128x80, ping-pong 64x128, 64x64 and the swapped 64x16), each in one
+# round, with the ops' whole epilogues (bias, GELU, E, the permuted stores, beta * C where the op takes it).
 CASES = [
     ("linear_f16", "t128x128x64_c1x2_coop", 8, 509, 500, 8200, None),
     ("linear_f16", "t128x128x64_c2x1_coop", 8, 509, 500, 8200, None),
     ("linear_f16", "t128x128x64_c1x1_coop", 3, 509, 500, 8200, None),
-    ("linear_f16", "t128x256x64_c1x1_coop", 4, 509, 500, 8200, None),
+    ("linear_f16", "t128x112x64_c1x2_coop", 4, 509, 500, 8200, None),
+    ("linear_f16", "t128x112x64_c2x1_coop", 5, 509, 500, 8200, None),
+    ("linear_f16", "t128x80x64_c1x2_coop_sauto_a8_swab", 4, 509, 500, 8200, None),
+    ("bias_gelu_mul_permute_bf16", "t128x112x64_c1x2_coop", 3, 201, 1000, 9000, (3, 67, 5, 200)),
     ("linear_f16", "t64x128x64_c1x2_pp", 4, 509, 500, 8200, None),
     ("linear_f16", "t64x64x64_c1x2_pp", 8, 250, 250, 8200, None),
     ("linear_f16", "t64x16x128_c1x1_pp_sauto_a8_swab", 8, 13, 1000, 8200, None),
