@@ -176,7 +176,8 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     mode, sms, bw = v.mode, cluster_slots(dev, cm * cn), dev.bandwidth  # sms: the persistent grid
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
     tiles = tiles_m * tiles_n
-    padded_tiles = -(-tiles_m // cm) * cm * (-(-tiles_n // cn) * cn)  # CUTLASS launches whole clusters: padding too
+    cmt, cnt = -(-tiles_m // cm), -(-tiles_n // cn)  # clusters along M, N (GPC order: M's share a B tile)
+    padded_tiles = cmt * cm * (cnt * cn)  # CUTLASS launches whole clusters: padding too
     oob_rows = (tiles_m * tm - m) / tiles_m + (tiles_n * tn - n) / tiles_n  # past the edge, per tile on average
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     mma_area = tm * tn * (2 if v.params.schedule is Schedule.PINGPONG else 1)  # ping-pong: two tiles in flight
@@ -184,15 +185,14 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     # A and B once (a swapped kernel streams a B past L2 once per cluster of tiles along M, which multicasts it:
     # BENCHMARKS.md, sessions 13, 23 and 37; one that fits stays in L2 for the other tiles), and
     weight_past_l2 = 2.0 * k * n > SM90_L2_BYTES
-    unique_bytes = 2.0 * (m * k + k * n * (-(-tiles_m // cm) if v.params.swap_ab and weight_past_l2 else 1))
+    unique_bytes = 2.0 * (m * k + k * n * (cmt if v.params.swap_ab and weight_past_l2 else 1))
     if not v.params.swap_ab and weight_past_l2:  # a weight past L2 partly again per cluster row
-        unique_bytes += 2.0 * k * n * (-(-tiles_m // cm) - 1) * SM90_WEIGHT_REREAD
+        unique_bytes += 2.0 * k * n * (cmt - 1) * SM90_WEIGHT_REREAD
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw, flops_per_k = SM90_L2_FACTOR * bw, 2.0 * tm * tn
     fixup = SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT
     parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
-    cmt, cnt = -(-tiles_m // cm), -(-tiles_n // cn)  # the GPC order's sharers: the units along M share the B tile
     along_m = cm == 1 and (cn == 2 or (cnt < cmt if v.params.swap_ab else cmt >= cnt))  # (op's view of the kernel's)
     ordered = dev.gpc_order and parallel and cm * cn <= 2 and (cmt if along_m else cnt) >= 2
     box_gpc = box_s_per_k - (tn if along_m else tm) * 2.0 / SM90_BOX_BYTES_PER_S * (1.0 - 1.0 / SM90_GPC_BOX_GAIN)

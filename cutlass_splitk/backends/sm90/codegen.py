@@ -89,18 +89,18 @@ def render_group(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
 def wide_mma(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
     """The wgmma instructions (of ``op``'s dtype) a unit of ``variants`` instantiates beyond CUTLASS's
     standard widths (``rules.extended_mma``), one per tile N, to follow its includes; else nothing."""
+    def rows(items: List[str], per_row: int) -> List[str]:  # items joined by ", ", per_row a line
+        return [", ".join(items[i:i + per_row]) for i in range(0, len(items), per_row)]
+
     text = []
     for n in sorted({v.tile[1] for v in variants if rules.extended_mma(v.tile)}):
         registers = n // 2  # f32 accumulators a thread: 64 x n over 128 threads
         d = [f"d{i:03d}" for i in range(registers)]
         text.append(_template("wide_wgmma.cuh.in").substitute(
             n=n, registers=registers, element=DTYPE_CPP[op.dtype], ptx_type=op.dtype.value,
-            accumulators="\n".join(" " * 17 + '"' + ", ".join(f"%{i}" for i in range(i0, min(i0 + 16, registers)))
-                                    + (', "' if i0 + 16 < registers else '"') for i0 in range(0, registers, 16)),
-            parameters="\n".join("      " + ", ".join(f"float& {x}" for x in d[i:i + 8]) + ","
-                                  for i in range(0, registers, 8)),
-            outputs=",\n                   ".join(", ".join(f'"+f"({x})' for x in d[i:i + 8])
-                                                    for i in range(0, registers, 8)),
+            accumulators=", \"\n".join(" " * 17 + '"' + r for r in rows([f"%{i}" for i in range(registers)], 16)) + '"',
+            parameters="\n".join(f"      {r}," for r in rows([f"float& {x}" for x in d], 8)),
+            outputs=(",\n" + " " * 19).join(rows([f'"+f"({x})' for x in d], 8)),
             desc_index=registers, desc_b_index=registers + 1,
             scale_index=registers + 2, major_index=registers + 3, major_b_index=registers + 4))
     return "".join(text)
