@@ -14,7 +14,7 @@ used values so far ("wanted"), then completes the config at random and asks the 
 (``config.parse_config``); a refused draw is redrawn, forcing fewer wanted values each time
 (the knobs whose wanted value is rarest are kept longest), and every refusal is recorded with
 its reason. A small share of attempts also tries a value outside the domains (tile K 128 on
-sm80, alignment 4 on sm90, a [2, 4] cluster, sliced-K warps, ...): the validator must refuse
+sm80, alignment 4 on sm90, a [4, 4] cluster, sliced-K warps, ...): the validator must refuse
 those or, if it accepts one, the driver builds and checks it like any other.
 
 Deterministic per seed (``random.Random``); needs neither torch nor nvcc.
@@ -68,7 +68,7 @@ DOMAINS: Dict[str, Dict[str, Tuple[Any, ...]]] = {
         "tile_m": (64, 128, 256),
         "tile_n": (32, 64, 96, 128, 160, 192, 224, 256),
         "tile_k": (32, 64, 128),
-        "cluster": ("1x1", "2x1", "1x2", "2x2", "4x1", "1x4"),
+        "cluster": ("1x1", "2x1", "1x2", "2x2", "4x1", "1x4", "2x4", "4x2"),
         "schedule": ("auto", "cooperative", "pingpong"),
         "stages": ("auto", 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12),
         "modes": MODES90,
@@ -82,7 +82,7 @@ WILD: Dict[str, Dict[str, Tuple[Any, ...]]] = {
     "sm80": {"tile_k": (128, 8, 24), "tile_m": (8, 16, 24, 48, 96, 192, 320), "tile_n": (8, 16, 40, 96, 512),
              "stages": (1, 9), "alignment": (16, 1), "swizzle": (3, 16), "warp": ("sliced_k", "odd")},
     "sm90": {"tile_m": (32, 192), "tile_n": (8, 40, 288), "tile_k": (16, 256), "stages": (1, 13),
-             "cluster": ("2x4", "8x1"), "alignment": (4, 2, 16)},
+             "cluster": ("4x4", "8x1"), "alignment": (4, 2, 16)},
 }
 WILD_RATE = 0.08
 PARALLEL_ONLY_RATE = 0.3  # share of sm90 draws with parallel split-K that take swap_ab (and tile N below)

@@ -920,14 +920,21 @@ def test_epilogues_config():
     assert ops["leaky_add_permute_f16"].epilogue.leaky_slope == 0.1
     assert ops["nn_bias_silu_bf16"].layout is Layout.NN
     # the sm90 in-kernel TMA epilogue's coverage: a per-row bias with a slope, and nothing at all; with clusters of
-    # four (a ping-pong tile in 1x4 in 2 modes, a cooperative one in 2x2 in 3)
+    # four (a ping-pong tile in 1x4 in 2 modes, a cooperative one in 2x2 in 3) and of eight (4x2 in 2, 2x4 in 3)
     assert [(o.epilogue.tma_in_kernel, {v.backend.value for v in o.variants}, len(o.variants))
-            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 7), (True, {"sm90"}, 11)]
+            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 9), (True, {"sm90"}, 14)]
     assert ops["rowbias_leaky_f16"].epilogue.leaky_slope == 0.2
     clusters = {o: sorted({v.params.cluster for v in ops[o].variants
                            if v.backend is Backend.SM90 and v.params.cluster[0] * v.params.cluster[1] == 4})
                 for o in ("leaky_add_permute_f16", "rowbias_leaky_f16", "relu_nobias_bf16")}
     assert clusters == {"leaky_add_permute_f16": [(2, 2)], "rowbias_leaky_f16": [(1, 4)], "relu_nobias_bf16": [(2, 2)]}
+    # and of eight: a cooperative tile in 2x4 in every mode through both epilogues, a ping-pong one in 4x2 in 2
+    eight = {o: sorted({(v.params.cluster, v.mode.value) for v in ops[o].variants
+                        if v.backend is Backend.SM90 and v.params.cluster[0] * v.params.cluster[1] == 8})
+             for o in ("leaky_add_permute_f16", "rowbias_leaky_f16", "relu_nobias_bf16")}
+    every = [((2, 4), m) for m in ("parallel", "serial", "stream_k")]
+    assert eight == {"leaky_add_permute_f16": every, "rowbias_leaky_f16": [((4, 2), "parallel"), ((4, 2), "serial")],
+                     "relu_nobias_bf16": every}
     # a width outside CUTLASS's standard wgmma set in every mode, through our epilogue (E, permute) and the TMA one
     wide = {o.name: sorted(v.mode.value for v in o.variants
                            if v.backend is Backend.SM90 and sm90_rules.extended_mma(v.tile))

@@ -592,6 +592,17 @@ def test_sm90_clusters_of_four_run_120_of_132_sms(cluster, m, n):
     assert [timemodel.cluster_slots(DEVICE, c) for c in (1, 2, 4)] == [132, 132, 120]
 
 
+def test_sm90_clusters_of_eight_run_120_of_132_sms():
+    # An H100 runs 15 clusters of eight at once (cudaOccupancyMaxActiveClusters, session 25): the model's estimate
+    # for a cluster size it does not ask the device about gives the same 120 CTAs. 128x128 tiles on 1024 x 1280 in
+    # 2x4 clusters (8 x 10 tiles, padded to 8 x 12): split 1's 96 work units are one wave, split 2's 192 two.
+    v = KernelVariant("x", SplitMode.PARALLEL, (128, 128, 64), 8, Sm90Params((2, 4), Schedule.COOPERATIVE, 0), (1, 2))
+    one, two = timemodel.predict_splits(v, 1024, 1280, 16384, (1, 2), DEVICE)
+    assert one.detail.startswith("96 work units, 1 wave(s) of 120")
+    assert two.detail.startswith("192 work units, 2 wave(s) of 120")
+    assert timemodel.cluster_slots(DEVICE, 8) == 120
+
+
 def test_sm90_clusters_of_four_sized_by_the_devices_own_count():
     # The count depends on which SMs a chip has enabled, so the platform asks the device (runtime/clusters.py).
     # A device that runs 112 CTAs in clusters of four: split 2's 120 work units take two waves of 112; a

@@ -52,14 +52,19 @@ def test_minimal_sm90_grid():
     assert {v.backend for v in op.variants} == {Backend.SM90}
 
 
-def test_clusters_of_four_are_accepted_in_every_mode():
+def test_clusters_of_four_and_eight_are_accepted_in_every_mode():
     # session 25: the kernels size their persistent grid by the device's own count of clusters (120 CTAs of an
-    # H100 in clusters of four), so 2x2, 4x1 and 1x4 are legal in every mode, as the fuzzer draws them
-    text = grid_lines("      cluster: [[2, 2], [4, 1], [1, 4]]\n").replace("parallel: [2, 4]", "parallel: [2, 4]\n        stream_k: true")
+    # H100 in clusters of four), so 2x2, 4x1 and 1x4 are legal in every mode, as the fuzzer draws them; session
+    # 38: clusters of eight (2x4, 4x2: the clusters cuBLAS runs on mid-size skinny shapes), checked in every
+    # mode against float64 on an H100 (configs/epilogues.yaml, the fuzzer)
+    clusters = ((1, 4), (2, 2), (2, 4), (4, 1), (4, 2))
+    text = grid_lines("      cluster: [[2, 2], [4, 1], [1, 4], [2, 4], [4, 2]]\n").replace(
+        "parallel: [2, 4]", "parallel: [2, 4]\n        stream_k: true")
     (op,) = parse_config(text, "x.yaml").ops
     assert sorted({(v.mode.value, v.params.cluster) for v in op.variants}) == [
-        (mode, c) for mode in ("parallel", "serial", "stream_k") for c in ((1, 4), (2, 2), (4, 1))]
+        (mode, c) for mode in ("parallel", "serial", "stream_k") for c in clusters]
     assert "h_f16_serial_sm90_t128x128x64_c2x2_coop_sauto_a8" in [v.name for v in op.variants]
+    assert "h_f16_stream_k_sm90_t128x128x64_c4x2_coop_sauto_a8" in [v.name for v in op.variants]
 
 
 def test_schedule_auto_follows_tile_m_and_stream_k():
@@ -77,8 +82,8 @@ def test_schedule_auto_follows_tile_m_and_stream_k():
 
 
 @pytest.mark.parametrize("extra, message", [
-    ("      cluster: [[2, 4]]\n", "x.yaml:8: ops.h_f16.variants.cluster[0]: cluster [2, 4] is not supported; "
-                                   "valid values: [1, 1], [2, 1], [1, 2], [2, 2], [4, 1], [1, 4]"),
+    ("      cluster: [[8, 1]]\n", "x.yaml:8: ops.h_f16.variants.cluster[0]: cluster [8, 1] is not supported; "
+                                   "valid values: [1, 1], [2, 1], [1, 2], [2, 2], [4, 1], [1, 4], [2, 4], [4, 2]"),
     ("      cluster: [2, 1]\n", "x.yaml:8: ops.h_f16.variants.cluster: expected a list of [M, N] cluster shapes, "
                                 "e.g. [[1, 1], [2, 1]], got [2, 1]"),
     ("      cluster: [[1, 1], [1, 1]]\n", "x.yaml:8: ops.h_f16.variants.cluster[1]: duplicate value [1, 1]"),

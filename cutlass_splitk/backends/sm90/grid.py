@@ -7,7 +7,8 @@ Keys::
     backend: sm90                       # read by config.py
     tile: [[128, 128, 64], ...]         # CTA tile M (64, 128, 256), N (16..256, step 16; serial and
                                         # stream-K: step 32), K (32, 64, 128)
-    cluster: [[1, 1], [2, 1]]           # thread-block cluster (M, N): [1, 1], [2, 1], [1, 2], [2, 2], [4, 1], [1, 4]
+    cluster: [[1, 1], [2, 1]]           # thread-block cluster (M, N): [1, 1], [2, 1], [1, 2], [2, 2], [4, 1], [1, 4],
+                                        # [2, 4], [4, 2]
     schedule: auto | cooperative | pingpong | [cooperative, pingpong]
                                         # auto: cooperative for tile M >= 128, else pingpong
     stages: auto | [4, 6]               # TMA pipeline depth; auto fills shared memory

@@ -18,7 +18,7 @@ SMEM_RESERVED = 4096  # pipeline barriers, scheduler and tensor-map storage (upp
 TILE_M = (64, 128, 256)  # one or two 64-row wgmma atoms per consumer warpgroup
 TILE_K = (32, 64, 128)  # 64 elements = one 128-byte TMA swizzle row of 16-bit data
 MAX_TILE_N = 256  # wgmma N <= 256
-CLUSTERS: Tuple[Tuple[int, int], ...] = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4))
+CLUSTERS: Tuple[Tuple[int, int], ...] = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4), (2, 4), (4, 2))
 ALIGNMENT = 8  # TMA moves 16-byte rows: 8 elements of 16 bits
 MAX_STAGES = 12
 MAX_ACCUMULATORS = 128  # f32 accumulators per consumer thread before registers spill

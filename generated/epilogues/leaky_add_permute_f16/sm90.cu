@@ -1,5 +1,5 @@
 // generated from configs/epilogues.yaml by cutlass-splitk; do not edit
-// op leaky_add_permute_f16, sm90 groups: sm90_t128x160x64_c1x1_coop_sauto_a8, sm90_t128x64x64_c1x1_coop_sauto_a8, sm90_t128x64x64_c2x2_coop_sauto_a8, sm90_t64x128x64_c1x1_pp_sauto_a8
+// op leaky_add_permute_f16, sm90 groups: sm90_t128x160x64_c1x1_coop_sauto_a8, sm90_t128x64x64_c1x1_coop_sauto_a8, sm90_t128x64x64_c2x2_coop_sauto_a8, sm90_t128x64x64_c2x4_coop_sauto_a8, sm90_t64x128x64_c1x1_pp_sauto_a8
 #include "cks_sm90.cuh"
 // wgmma m64n160k16 (sm90_wide_mma.cuh): the tile N 160 in one instruction, 80 f32 accumulators a thread
 namespace cks {
@@ -152,6 +152,40 @@ extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_stream_k_sm90_t128x64x64_c2x
   return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
 }
 }  // namespace group_sm90_t128x64x64_c2x2_coop_sauto_a8
+
+// sm90_t128x64x64_c2x4_coop_sauto_a8
+namespace group_sm90_t128x64x64_c2x4_coop_sauto_a8 {
+using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*tile=*/128, 64, 64,
+    /*cluster=*/2, 4, cks::sm90::Schedule::kCooperative, /*stages=*/0>;
+}  // namespace group_sm90_t128x64x64_c2x4_coop_sauto_a8
+extern template struct cks::sm90::PartialGemm<group_sm90_t128x64x64_c2x4_coop_sauto_a8::Gemm>;  // defined in its own unit
+namespace group_sm90_t128x64x64_c2x4_coop_sauto_a8 {
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/false>;
+
+// leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x4_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x4_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::entry([&] { return cks::sm90::ParallelGemm<Config>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x4_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::ParallelGemm<Config>>(*args, static_cast<cudaStream_t>(stream)); });
+}
+
+// leaky_add_permute_f16_serial_sm90_t128x64x64_c2x4_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t128x64x64_c2x4_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, false>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_serial_sm90_t128x64x64_c2x4_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, false>>(*args, static_cast<cudaStream_t>(stream)); });
+}
+
+// leaky_add_permute_f16_stream_k_sm90_t128x64x64_c2x4_coop_sauto_a8
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_stream_k_sm90_t128x64x64_c2x4_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
+  return cks::entry([&] { return cks::sm90::SplitKGemm<Config, true>::query(*args, *query); });
+}
+extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_stream_k_sm90_t128x64x64_c2x4_coop_sauto_a8_run(CksArgs const* args, void* stream) {
+  return cks::entry([&] { return cks::replayed_run<cks::sm90::SplitKGemm<Config, true>>(*args, static_cast<cudaStream_t>(stream)); });
+}
+}  // namespace group_sm90_t128x64x64_c2x4_coop_sauto_a8
 
 // sm90_t64x128x64_c1x1_pp_sauto_a8
 namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8 {

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Session 38's device calls, by phase (logs under $OUT):
+#   r65check  round 65 (benchmarks/explore_sm90_r65.yaml, build/r65: partial GEMMs in clusters of eight):
+#             variant_ab.py (float64, outputs poisoned) on three shapes
+#   r65       every candidate of build/r65 and of the shipped chain op (build/default) swept per shape (graph
+#             replays, cuBLAS beside), one process per shape and build under a timeout, packed into $OUT/r65.tgz
+#   chg       the shipped chain op (build/default) swept on $SHAPES (every candidate, graph replays, cuBLAS beside):
+#             shapes whose pick a time-model change moves, packed into $OUT/chg.tgz
+#   ops rest bench benchx multi fuzz   device_lib.sh's common phases
+source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
+fuzz_seed=20263801
+r65shapes=(320,1280,16384 160,2560,12288 704,960,10240 480,1536,12288 384,384,24576 832,640,8192 576,576,16384
+           256,256,65536 384,768,16384 768,768,12288 896,896,16384 512,512,32768 640,640,20480 1024,1024,16384
+           128,1536,32768 192,1024,32768)
+# persweep NAME BUILD OP SECONDS SHAPE...: bench --sweep of OP in build/BUILD, one process per shape
+persweep() {
+  local name=$1 build=$2 op=$3 limit=$4; shift 4
+  mkdir -p "/tmp/$name"
+  for x in "$@"; do
+    timeout -s KILL "$limit" python3 -m cutlass_splitk.cli bench "build/$build" --op "$op" --dtype f16 --no-compile \
+      --repeat 1 --sweep --shape "$x" --json "/tmp/$name/${build}_$x.json" > "/tmp/$name/${build}_$x.txt" 2>&1
+    echo "$build $x rc=$? $(grep -E "^$(echo $x | tr , x) " "/tmp/$name/${build}_$x.txt" | cut -c1-200)" \
+      | tee -a "/tmp/$name/summary.txt"
+    tar czf "$OUT/$name.tgz" -C "/tmp/$name" .
+  done
+}
+for phase in "$@"; do
+  case $phase in
+    r65check) ab r65check explore90r65_chain_f16 . - r65 384,384,24576 300,640,1000 704,960,10240
+              grep -h WRONG "$out"/r65check_*.txt | head -5 ;;
+    r65) for x in ${SHAPES:-${r65shapes[*]}}; do
+           persweep r65 r65 explore90r65_chain_f16 90 "$x"
+           persweep r65 default bias_gelu_mul_permute_f16 90 "$x"
+         done ;;
+    chg) for x in $SHAPES; do persweep chg default bias_gelu_mul_permute_f16 90 "$x"; done ;;
+    *) common_phase "$phase" ;;
+  esac
+done
+echo "phases done in ${SECONDS}s"
