@@ -6,6 +6,8 @@
 #             replays, cuBLAS beside), one process per shape and build under a timeout, packed into $OUT/r65.tgz
 #   chg       the shipped chain op (build/default) swept on $SHAPES (every candidate, graph replays, cuBLAS beside):
 #             shapes whose pick a time-model change moves, packed into $OUT/chg.tgz
+#   avf       benchmarks/api_vs_forced.py on the chain op: the pick through the API and forced, alternating (graph
+#             replays), with the GPC order on and off
 #   ops rest bench benchx multi fuzz   device_lib.sh's common phases
 source benchmarks/device_lib.sh  # the run's setup, ab, sweep, common_phase
 fuzz_seed=20263801
@@ -33,6 +35,10 @@ for phase in "$@"; do
            persweep r65 default bias_gelu_mul_permute_f16 90 "$x"
          done ;;
     chg) for x in $SHAPES; do persweep chg default bias_gelu_mul_permute_f16 90 "$x"; done ;;
+    avf) avfshapes="160,2560,12288 128,1536,16384 320,1280,16384 256,256,65536 512,512,32768 832,640,8192 4096,4096,4096"
+         python3 benchmarks/api_vs_forced.py build/default bias_gelu_mul_permute_f16 $avfshapes 2>&1 | tee "$out/avf.txt"
+         CUTLASS_SPLITK_GPC_ORDER=0 python3 benchmarks/api_vs_forced.py build/default bias_gelu_mul_permute_f16 \
+           $avfshapes 2>&1 | tee "$out/avf_nogpc.txt" ;;
     *) common_phase "$phase" ;;
   esac
 done
