@@ -11,6 +11,7 @@ import argparse
 import torch
 
 import cutlass_splitk
+from cutlass_splitk.bench import Shape
 from cutlass_splitk.runtime.timing import graph_time
 
 
@@ -24,8 +25,9 @@ def main() -> None:
     op = getattr(cutlass_splitk.load(args.build), args.op)
     dev = op.device_info(torch.cuda.current_device())
     for text in args.shapes:
-        m, n, k = map(int, text.split(","))
-        a, b, kw = op.random_inputs(m, n, k)
+        shape = Shape.parse(text)  # as bench --shape reads it (the permuted ops' view included)
+        m, n, k = shape.m, shape.n, shape.k
+        a, b, kw = op.random_inputs(m, n, k, view=shape.view_for(op.spec.epilogue.permute))
         out = op(a, b, **kw)
         pick = op.candidates(m, n, k, dev)[0]
         name, split = pick.variant.name, pick.split

@@ -83,20 +83,27 @@ def flushed_timer(repeat: int = 1, clean: bool = False) -> Callable[[Fn], float]
     return lambda fn: min(single(fn) for _ in range(max(1, repeat)))
 
 
-def flushed_times(fns: Sequence[Fn], repeat: int = 1, clean: bool = False,
-                  single: Optional[Callable[[Fn], float]] = None) -> List[float]:
-    """:func:`flushed_timer` for several functions compared with each other: ``repeat`` rounds,
-    each timing every function once, round r starting with function r (mod their count); per
-    function the smallest of its medians. A long sweep leaves the GPU hot and its clocks lower
-    for a while: timed one after another, the first function would pay for it alone (session 19:
-    a 4096 x 4096 x 14336 chain read 882.6 us right after a sweep and 761.2 unswept)."""
-    single = single or flushed_single(clean)
+def rounds_times(fns: Sequence[Fn], repeat: int, single: Callable[[Fn], float]) -> List[float]:
+    """``single`` (one timing run of a function, in microseconds) for several functions compared with
+    each other: ``repeat`` rounds, each timing every function once, round r starting with function r
+    (mod their count); per function the smallest of its runs. A long sweep leaves the GPU hot and its
+    clocks lower for a while: timed one after another, the first function would pay for it alone
+    (session 19: a 4096 x 4096 x 14336 chain read 882.6 us right after a sweep and 761.2 unswept), and
+    a compute-bound kernel timed first on a cool GPU gains what the next one loses (session 38: 4096^3
+    213 us as graph replays, then 242-245 in every later run of the same process)."""
     best = [float("inf")] * len(fns)
     for r in range(max(1, repeat)):
         for j in range(len(fns)):
             i = (r + j) % len(fns)
             best[i] = min(best[i], single(fns[i]))
     return best
+
+
+def flushed_times(fns: Sequence[Fn], repeat: int = 1, clean: bool = False,
+                  single: Optional[Callable[[Fn], float]] = None) -> List[float]:
+    """:func:`flushed_timer` for several functions compared with each other, in rounds
+    (:func:`rounds_times`)."""
+    return rounds_times(fns, repeat, single or flushed_single(clean))
 
 
 def flushed_single(clean: bool) -> Callable[[Fn], float]:
