@@ -1,7 +1,7 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one problem and device.
 dispatch.py evaluates it for every candidate and picks the smallest, on the first call of every new problem, written
 for host time (each variant's splits in one pass, the ``detail`` text formatted only when read). It runs on the CPU.
-The libraries evaluate the same model in C (``templates/cks_timemodel.h``, exported as ``cks_rank_v12``;
+The libraries evaluate the same model in C (``templates/cks_timemodel.h``, exported as ``cks_rank_v13``;
 dispatch.NativeRanking passes it this module's constants): **a change to the arithmetic below must be made there
 too**, in the same order of operations; tests/test_timemodel_c.py compares the two bit for bit.
 
@@ -30,9 +30,9 @@ average) at ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Under the GPC 
 parallel launch of at most 1024 cluster units, clusters of 1 or 2, two sharers or more: sm90_gpc_order.h), the rows a
 CTA loads for itself, merged with its sharers' in the GPC, stream ``SM90_GPC_BOX_GAIN`` times faster. Waves count the
 CTAs CUTLASS's schedulers launch (the tile grid rounded up to whole clusters) over those the device runs at once
-(clusters of four: its own count, runtime/clusters.py); one wave of fewer CTAs than SMs runs each faster
-(``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin runs (same
-major, minor >= target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md).
+(clusters of four: its own count, runtime/clusters.py); one wave of fewer CTAs than SMs runs each one's MMAs and TMA
+boxes faster (``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin
+runs (same major, minor >= target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -52,28 +52,28 @@ EFF_EXPONENT = 0.1  # tile efficiency ~ (tile area / 128^2) ** EFF_EXPONENT
 WAVE_OVERHEAD_US = 4.0  # per wave of CTAs: pipeline fill and the CTA's epilogue
 REDUCE_BW_FRACTION = 1.0  # partials written by the GEMM and read back, at this share of DRAM bandwidth
 REGISTERS_PER_SM = 65536
-# sm90 (fitted on H100 and H200 sweeps: benchmarks/fit_model.py --backend sm90; last in session 37, BENCHMARKS.md)
+# sm90 (fitted on H100 and H200 sweeps: benchmarks/fit_model.py --backend sm90; last in session 38, BENCHMARKS.md)
 SM90_FLOPS_PER_SM = 4.05e12  # wgmma f16/bf16, f32 accumulation, as a 128x128 tile reaches it
 SM90_EFF_EXPONENT = 0.44  # smaller tiles: (tile area / 128^2) ** exponent of that rate
 SM90_BW_FRACTION = 0.93  # share of DRAM bandwidth the TMA main loop streams at (1.0 to session 36)
-SM90_SM_BYTES_PER_S = 26.89e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
+SM90_SM_BYTES_PER_S = 26.17e9  # what one CTA's TMA pipeline streams: few work units cannot fill DRAM
 SM90_K_DEPTH_EXPONENT = 0.49  # ... times (tk / 64) ** this: deeper K tiles move more bytes per stage (1.0 to 36)
 SM90_L2_FACTOR = 5.4
-SM90_WAVE_OVERHEAD_US = 1.606  # per work unit a CTA takes: pipeline fill
+SM90_WAVE_OVERHEAD_US = 1.203  # per work unit a CTA takes: pipeline fill
 SM90_FIXUP_LATENCY_US = 1.8
 SM90_FIXUP_US_PER_ELEMENT = 4.13 / (128 * 128)
 SM90_MEMSET_US = 1.0  # zeroing the stream-K turnstiles before a split launch
-SM90_EPILOGUE_US_PER_ELEMENT = 2.06 / (128 * 128)
+SM90_EPILOGUE_US_PER_ELEMENT = 1.543 / (128 * 128)
 SM90_TMA_EPILOGUE_US_PER_ELEMENT = 0.2 / (128 * 128)  # CUTLASS's TMA epilogue (round 33: 0.19-0.26)
 SM90_PP_ACTIVATION_US_PER_ELEMENT = 6.0 / (128 * 128)  # one warpgroup's TMA epilogue with GELU / SiLU / sigmoid
 SM90_STREAMK_US = 16.0  # stream-K's partial-tile fix-ups and imbalance
 SM90_STREAMK_FRACTION = 0.10  # ... plus this share of its main loop (3-15 % measured on the squares)
 SM90_BOX_BYTES_PER_S = 61.2e9  # one CTA's TMA boxes, rows inside the matrix, at most at this rate
-SM90_GPC_BOX_GAIN = 1.761  # ... its own operand's rows this much faster under the GPC order (1.65-1.9 fit)
-SM90_OOB_BYTES_PER_S = 30e9  # ... and rows past the matrix's edge (zero-filled) at this rate
+SM90_GPC_BOX_GAIN = 1.638  # ... its own operand's rows this much faster under the GPC order (1.64-1.9 fit)
+SM90_OOB_BYTES_PER_S = 19.53e9  # ... and rows past the matrix's edge (zero-filled) at this rate
 SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
 SM90_WEIGHT_REREAD = 0.706  # share of a weight past L2 read from DRAM again per further cluster row (0.45-0.71 fit)
-SM90_UNDERFILL_EXPONENT = 0.465  # one wave of fewer CTAs than SMs: each CTA's rate x (SMs / CTAs) ** this,
+SM90_UNDERFILL_EXPONENT = 0.395  # one wave of fewer CTAs than SMs: each CTA's rate and box rate x (SMs / CTAs) ** this,
 SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
 
 _BANDWIDTHS = ((("H200",), 4.3e12), (("H100", "PCIE"), 1.9e12), (("H800", "PCIE"), 1.9e12), (("H100",), 3.0e12),
@@ -220,16 +220,16 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             t_compute = flops_per_k * padded_tiles * k / (sms * rate) * 1e6 + SM90_WAVE_OVERHEAD_US * sk_units
             t_box = box_s_per_k * (padded_tiles * k / sms) * 1e6
         else:
-            waves = -(-units // sms)
-            r = rate if units >= sms else rate * min(SM90_UNDERFILL_MAX, (sms / units) ** SM90_UNDERFILL_EXPONENT)
+            waves = -(-units // sms)  # one wave of fewer CTAs than SMs: each computes and streams its boxes faster
+            fast = 1.0 if units >= sms else min(SM90_UNDERFILL_MAX, (sms / units) ** SM90_UNDERFILL_EXPONENT)
             if pair and k_len == k:  # a pipeline fill per pair of tiles; an epilogue longer than a tile's MMAs shows
-                t_tile = flops_per_k * k_len / r * 1e6
+                t_tile = flops_per_k * k_len / (rate * fast) * 1e6
                 t_tile = t_tile if t_tile >= pp_epilogue else (t_tile + pp_epilogue) * 0.5
                 t_compute = waves * t_tile + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
-                t_compute = waves * (flops_per_k * k_len / r * 1e6 + SM90_WAVE_OVERHEAD_US)
+                t_compute = waves * (flops_per_k * k_len / (rate * fast) * 1e6 + SM90_WAVE_OVERHEAD_US)
             box = box_gpc if ordered and units <= 1024 * cm * cn else box_s_per_k
-            t_box = waves * box * k_len * 1e6  # one CTA streaming its TMA boxes, per wave
+            t_box = waves * box * k_len * 1e6 / fast  # one CTA streaming its TMA boxes, per wave
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
 

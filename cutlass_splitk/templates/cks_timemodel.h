@@ -92,17 +92,20 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const bw = c.bandwidth;
   int64_t const tiles_m = cdiv(m, tm), tiles_n = cdiv(n, tn);
   int64_t const tiles = tiles_m * tiles_n;
-  int64_t const padded_tiles = cdiv(tiles_m, cm) * cm * (cdiv(tiles_n, cn) * cn);  // whole clusters (timemodel.py)
+  int64_t const cmt = cdiv(tiles_m, cm), cnt = cdiv(tiles_n, cn);  // clusters along M, N
+  int64_t const padded_tiles = cmt * cm * (cnt * cn);                // whole clusters (timemodel.py)
   // rows past the edge, per tile on average along each dimension
   double const oob_rows = double(tiles_m * tm - m) / double(tiles_m) + double(tiles_n * tn - n) / double(tiles_n);
   double const box_s_per_k =
       ((double(tm + tn) - oob_rows) / c.sm90_box_bytes_per_s + oob_rows / c.sm90_oob_bytes_per_s) * 2.0;
   int64_t const mma_area = tm * tn * ((v.flags & CKS_MODEL_PINGPONG) ? 2 : 1);  // ping-pong: two tiles in flight
-  double const rate = c.sm90_flops_per_sm * std::min(1.0, std::pow(double(mma_area) / (128.0 * 128.0), c.sm90_eff_exponent));
+  double const rate =
+      c.sm90_flops_per_sm * std::min(1.0, std::pow(double(mma_area) / (128.0 * 128.0), c.sm90_eff_exponent));
   bool const weight_past_l2 = 2.0 * double(k) * double(n) > c.sm90_l2_bytes;
-  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? cdiv(tiles_m, cm) : 1));
-  if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2)  // a weight past L2, re-read
-    unique_bytes += 2.0 * double(k) * double(n) * double(cdiv(tiles_m, cm) - 1) * c.sm90_weight_reread;
+  // a swapped weight past L2 once per cluster row (multicast); an unswapped one partly re-read per cluster row
+  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? cmt : 1));
+  if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2)
+    unique_bytes += 2.0 * double(k) * double(n) * double(cmt - 1) * c.sm90_weight_reread;
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
   // promoted 64-deep tiles stream as 128-deep ones (timemodel.py; sm90_tma_promotion.cuh)
   int64_t const depth = (tk == 64 && k % 128 == 0) ? 128 : tk;
@@ -115,7 +118,6 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
   // the GPC order (sm90_gpc_order.h, over the op's output): the sharers of the tile a CTA loads for itself, along M
   // (the B tile) or along N (the A tile); a launch of at most 1024 cluster units
-  int64_t const cmt = cdiv(tiles_m, cm), cnt = cdiv(tiles_n, cn);
   bool const along_m = cm == 1 && (cn == 2 || ((v.flags & CKS_MODEL_SWAP_AB) ? cnt < cmt : cmt >= cnt));
   bool const ordered = c.gpc_order && parallel && cm * cn <= 2 && (along_m ? cmt : cnt) >= 2;
   double const box_gpc = box_s_per_k - double(along_m ? tn : tm) * 2.0 / c.sm90_box_bytes_per_s *
@@ -149,19 +151,19 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       t_box = box_s_per_k * (double(padded_tiles * k) / double(sms)) * 1e6;
     } else {
       int64_t const waves = cdiv(units, sms);
-      // one wave of fewer CTAs than SMs: each runs faster (timemodel.SM90_UNDERFILL_*)
-      double const r = units >= sms ? rate
-                                    : rate * std::min(c.sm90_underfill_max,
-                                                      std::pow(double(sms) / double(units), c.sm90_underfill_exponent));
+      // one wave of fewer CTAs than SMs: each computes and streams its TMA boxes faster (timemodel.SM90_UNDERFILL_*)
+      double const fast = units >= sms ? 1.0
+                                       : std::min(c.sm90_underfill_max,
+                                                  std::pow(double(sms) / double(units), c.sm90_underfill_exponent));
       if (pair && k_len == k) {  // a pipeline fill per pair of tiles; an epilogue longer than a tile's MMAs shows
-        double t_tile = flops_per_k * double(k_len) / r * 1e6;
+        double t_tile = flops_per_k * double(k_len) / (rate * fast) * 1e6;
         t_tile = t_tile >= pp_epilogue ? t_tile : (t_tile + pp_epilogue) * 0.5;
         t_compute = double(waves) * t_tile + double(cdiv(units, 2 * sms)) * c.sm90_wave_overhead_us;
       } else {
-        t_compute = double(waves) * (flops_per_k * double(k_len) / r * 1e6 + c.sm90_wave_overhead_us);
+        t_compute = double(waves) * (flops_per_k * double(k_len) / (rate * fast) * 1e6 + c.sm90_wave_overhead_us);
       }
       double const box = ordered && units <= 1024 * cm * cn ? box_gpc : box_s_per_k;
-      t_box = double(waves) * box * double(k_len) * 1e6;
+      t_box = double(waves) * box * double(k_len) * 1e6 / fast;
     }
     if (t_box > t_mem) t_mem = t_box;
     return t_mem > t_compute ? t_mem : t_compute;
@@ -264,7 +266,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v12(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v13(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

@@ -8,7 +8,7 @@
 // (+37 s of nvcc on the 2-core machine, session 37). Here the builder's collective keeps everything
 // it chose (stages, shared-memory layouts, TMA copies) and only its TiledMma changes: the same atom
 // layout over WideWgmmaSS, an m64nNk16 SS instruction with f32 accumulators. Its fma (N / 2
-// accumulator registers, spelt out) is generated per width into the units that need it
+// accumulator registers, spelt out) is generated per dtype and width into the units that need it
 // (templates/wide_wgmma.cuh.in, backends/sm90/codegen.py), after their includes.
 #pragma once
 
