@@ -16,6 +16,11 @@ epilogue, and of both devices, are fitted together.
     python3 benchmarks/fit_model.py benchmarks/sweep_lbg_session21_h200.json --tma-epilogue --activation --device h200 --samples 0
     python3 benchmarks/fit_model.py benchmarks/sweep_fresh_session30_h100.json --activation --gpc-order --samples 0
     python3 benchmarks/fit_model.py chain.json@act lbg.json@tma,act --gpc-order
+
+--protect LIMIT also counts every swept shape of the suite (benchmarks/bench_shapes.yaml's M, N, K) whose pick is more
+than LIMIT times its best candidate as a miss, so that a fit cannot buy other shapes with the rows issue 12's targets
+are measured on; --held-out PATH[@FLAGS]... scores further sweeps before and after the fit without fitting them
+(session 38: `--only` its fourteen constants `--samples 0 --rounds 3 --protect 1.03`, session 38's held-out sweeps).
 """
 
 import argparse
@@ -24,6 +29,7 @@ import json
 import math
 import random
 import re
+from pathlib import Path
 from typing import Dict, List, Tuple
 
 from cutlass_splitk.runtime import dispatch, timemodel
@@ -71,6 +77,17 @@ def load(paths: List[str]) -> List[Tuple[Tuple[int, int, int], str, Dict[Tuple[s
             if times:
                 shapes.append(((row["m"], row["n"], row["k"]), row["shape"] + " " + row["dtype"], times))
     return shapes
+
+
+SUITE = str(Path(__file__).resolve().parent / "bench_shapes.yaml")
+
+
+def suite_labels(path: str = SUITE) -> set:
+    """How score() labels the bench suite's shapes: by name (bench's suite runs) or MxNxK (--shape runs, variant_ab)."""
+    import yaml
+
+    shapes = yaml.safe_load(open(path))["shapes"]
+    return {s["name"] for s in shapes} | {f"{s['m']}x{s['n']}x{s['k']}" for s in shapes}
 
 
 def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False,
@@ -141,25 +158,44 @@ def main() -> None:
     ap.add_argument("--device", choices=sorted(DEVICES), default="h100")
     ap.add_argument("--gpc-order", action="store_true", help="the sweeps ran the partial GEMMs in the GPC order")
     ap.add_argument("--only", nargs="*", default=None, help="fit these of the backend's constants, keep the others")
+    ap.add_argument("--protect", type=float, default=None,
+                    help="count a suite shape whose pick is over this times its best as a miss too")
+    ap.add_argument("--held-out", nargs="*", default=[], help="sweeps scored before and after the fit, not fitted")
     args = ap.parse_args()
-    sets: Dict[Tuple[bool, bool, str], List[str]] = {}  # (tma, activation, device) -> files
-    for arg in args.json:
-        path, at, flags = arg.partition("@")
-        f = flags.split(",")
-        key = (("tma" in f, "act" in f, next((d for d in DEVICES if d in f), args.device)) if at
-               else (args.tma_epilogue, args.activation, args.device))
-        sets.setdefault(key, []).append(path)
-    loaded = [(load(paths), tma, act, dataclasses.replace(DEVICES[name], gpc_order=args.gpc_order and name == "h100"))
-              for (tma, act, name), paths in sets.items()]
 
-    def score_all():
-        results = [score(shapes, args.keep, d, tma, act) for shapes, tma, act, d in loaded]
+    def load_sets(args_json):
+        sets: Dict[Tuple[bool, bool, str], List[str]] = {}  # (tma, activation, device) -> files
+        for arg in args_json:
+            path, at, flags = arg.partition("@")
+            f = flags.split(",")
+            key = (("tma" in f, "act" in f, next((d for d in DEVICES if d in f), args.device)) if at
+                   else (args.tma_epilogue, args.activation, args.device))
+            sets.setdefault(key, []).append(path)
+        return [(load(paths), tma, act, dataclasses.replace(DEVICES[name], gpc_order=args.gpc_order and name == "h100"))
+                for (tma, act, name), paths in sets.items()]
+
+    loaded, held = load_sets(args.json), load_sets(args.held_out)
+    suite = suite_labels() if args.protect is not None else set()
+
+    def score_all(sets=None):
+        results = [score(shapes, args.keep, d, tma, act) for shapes, tma, act, d in (sets or loaded)]
         lines = [line for r in results for line in r[2]]
         return max(r[0] for r in results), sum(r[1] * len(r[2]) for r in results) / len(lines), lines
+
+    def suite_misses(lines) -> int:  # the suite's rows over --protect
+        return sum(line.split()[0] in suite and float(line.split("ratio")[1].split()[0]) > args.protect
+                   for line in lines)
+
+    def report_held(when):
+        if held:
+            w, mu, lines = score_all(held)
+            over = sum(float(line.split("ratio")[1].split()[0]) > 1.10 for line in lines)
+            print(f"held out, {when}: worst {w:.3f}, mean {mu:.4f}, {over} over 1.10 ({len(lines)} records)")
 
     worst, mean, lines = score_all()
     print(f"current constants: worst {worst:.3f}, mean {mean:.3f}")
     print("\n".join(lines))
+    report_held("current constants")
     # Random search in log space around the current constants (fractions capped at 1), then
     # coordinate descent from the best sample: minimise (worst ratio, mean ratio).
     names = [n for n in GRIDS[args.backend] if args.only is None or n in args.only]
@@ -170,7 +206,7 @@ def main() -> None:
         for n, v in values.items():
             setattr(timemodel, n, min(v, 1.0) if "FRACTION" in n else v)
         w, mu, lines = score_all()
-        misses = sum(float(line.split("ratio")[1].split()[0]) > 1.10 for line in lines)
+        misses = sum(float(line.split("ratio")[1].split()[0]) > 1.10 for line in lines) + suite_misses(lines)
         return (misses, w, mu)
 
     best_values, best = dict(start), trial(start)
@@ -190,9 +226,11 @@ def main() -> None:
         if not improved:
             break
     trial(best_values)
-    print(f"fitted: {best[0]} shapes over 1.10, worst {best[1]:.3f}, mean {best[2]:.3f}: "
+    protected = f" (or suite shapes over {args.protect})" if suite else ""
+    print(f"fitted: {best[0]} shapes over 1.10{protected}, worst {best[1]:.3f}, mean {best[2]:.3f}: "
           + ", ".join(f"{n} = {getattr(timemodel, n):.4g}" for n in names))
     print("\n".join(score_all()[2]))
+    report_held("fitted constants")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,48 @@
+"""benchmarks/fit_model.py, the time model's refit, on a hand-made sweep: --protect counts a suite shape whose pick
+is over the limit as a miss (so that a fit cannot trade the suite's rows away), --held-out scores sweeps it does
+not fit."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from cks_testutil import ROOT
+from cutlass_splitk.runtime import dispatch
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import fit_model  # noqa: E402
+
+CANDIDATES = ("bias_gelu_mul_permute_f16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8",
+              "bias_gelu_mul_permute_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8")
+
+
+def sweep(path, shape, m, n, k, ratio):
+    """A bench --sweep JSON of one row: the two candidates at split 4, the model's pick ``ratio`` times the other."""
+    vs = [fit_model.variant(name, (4,)) for name in CANDIDATES]
+    pick = dispatch.rank(vs, m, n, k, fit_model.H100, archs=(80,), activation=True)[0].variant.name
+    times = {f"{name}/split4": 30.0 * (ratio if name == pick else 1.0) for name in CANDIDATES}
+    path.write_text(json.dumps({"rows": [{"shape": shape, "dtype": "f16", "m": m, "n": n, "k": k, "extra": times}]}))
+    return f"{path}@act"
+
+
+def fitted_line(monkeypatch, capsys, args):
+    monkeypatch.setattr(sys, "argv", ["fit_model.py", *args, "--samples", "0", "--rounds", "0"])
+    fit_model.main()
+    return capsys.readouterr().out.splitlines()
+
+
+def test_protect_counts_a_suite_row_over_the_limit_and_held_out_sweeps_are_scored(tmp_path, monkeypatch, capsys):
+    assert {"skinny_512", "512x512x32768", "square_4096"} <= fit_model.suite_labels()
+    suite = sweep(tmp_path / "suite.json", "skinny_512", 512, 512, 32768, 1.05)  # 1.05: not a miss without --protect
+    other = sweep(tmp_path / "other.json", "700x700x9000", 700, 700, 9000, 1.05)  # not a suite shape
+    held = sweep(tmp_path / "held.json", "300x300x9000", 300, 300, 9000, 1.2)
+    out = fitted_line(monkeypatch, capsys, [suite, other])
+    assert [line.split(":")[0] for line in out if line.startswith("fitted")] == ["fitted"]
+    assert next(line for line in out if line.startswith("fitted")).startswith("fitted: 0 shapes over 1.10, worst 1.050")
+    out = fitted_line(monkeypatch, capsys, [suite, other, "--protect", "1.03", "--held-out", held])
+    assert next(line for line in out if line.startswith("fitted")).startswith(
+        "fitted: 1 shapes over 1.10 (or suite shapes over 1.03), worst 1.050")
+    assert [line for line in out if line.startswith("held out")] == [
+        "held out, current constants: worst 1.200, mean 1.2000, 1 over 1.10 (1 records)",
+        "held out, fitted constants: worst 1.200, mean 1.2000, 1 over 1.10 (1 records)"]
