@@ -3,7 +3,7 @@
 # the log), sets the shared shape lists (skinny15, diverse) and defines gpu_tests LOG PYTEST-ARGS...,
 # which runs the GPU tests given, logs to
 # $out/LOG.log and prints the summary and the failures, ab (below), variant_ab.py over several
-# builds in turn, sweep (below), a bench sweep of one op, coalescer (below), the GPC order's ncu counts,
+# builds in turn, sweep (below), a bench sweep of one op, persweep (below), the same one process per shape, coalescer (below), the GPC order's ncu counts,
 # and common_phase (at the end), the phases
 # every session's script shares.
 set -uo pipefail
@@ -51,6 +51,19 @@ sweep() {
   python3 -m cutlass_splitk.cli bench "build/$dir" --op "$op" --dtype "${DT:-f16}" --no-compile --repeat 1 --sweep \
     "${shapes[@]}" --json "$out/$name.json" > "$out/$name.txt" 2>&1
   echo "$name rc=$?"; grep -A40 "^shape" "$out/$name.txt" | cut -c1-200
+}
+# persweep NAME BUILD OP SECONDS SHAPE...: bench --sweep of OP in build/BUILD ($DT, default f16), one process per shape
+# under a timeout; every shape's JSON and table packed into $out/NAME.tgz as it finishes, a line each in summary.txt.
+persweep() {
+  local name=$1 build=$2 op=$3 limit=$4; shift 4
+  mkdir -p "/tmp/$name"
+  for x in "$@"; do
+    timeout -s KILL "$limit" python3 -m cutlass_splitk.cli bench "build/$build" --op "$op" --dtype "${DT:-f16}" \
+      --no-compile --repeat 1 --sweep --shape "$x" --json "/tmp/$name/${build}_$x.json" > "/tmp/$name/${build}_$x.txt" 2>&1
+    echo "$build $x rc=$? $(grep -E "^$(echo $x | tr , x) " "/tmp/$name/${build}_$x.txt" | cut -c1-200)" \
+      | tee -a "/tmp/$name/summary.txt"
+    tar czf "$out/$name.tgz" -C "/tmp/$name" .
+  done
 }
 # coalescer NAME "M N K VARIANT SPLIT"... -- "M N K"...: ncu of the chain op's partial GEMM (VARIANT of
 # bias_gelu_mul_permute_f16's sm90 parallel group, at SPLIT) with the GPC order on and off, then of cuBLAS's GEMM on the

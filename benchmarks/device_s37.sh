@@ -12,22 +12,10 @@ swshapes=(16,4096,14336 64,4096,14336 128,8192,8192 256,256,65536 512,512,32768 
           768,1024,8192 1000,1024,12000 960,960,8192 704,960,10240 480,1536,12288 1152,640,9216 384,768,16384
           160,2560,12288 384,384,24576 640,640,20480 192,1024,32768 128,1536,32768 48,8192,8192 256,2048,32768
           2048,256,32768 2048,2048,2048 1000,3000,5000 777,1112,2224 1536,1536,1536 4096,1024,4096 4096,4096,4096)
-# persweep NAME OP DT SECONDS SHAPE...: bench --sweep of OP in build/default, one process per shape
-persweep() {
-  local name=$1 op=$2 dt=$3 limit=$4; shift 4
-  mkdir -p "/tmp/$name"
-  for x in "$@"; do
-    timeout -s KILL "$limit" python3 -m cutlass_splitk.cli bench build/default --op "$op" --dtype "$dt" --no-compile \
-      --repeat 1 --sweep --shape "$x" --json "/tmp/$name/$x.json" > "/tmp/$name/$x.txt" 2>&1
-    echo "$x rc=$? $(grep -E "^$(echo $x | tr , x) " "/tmp/$name/$x.txt" | cut -c1-200)" | tee -a "/tmp/$name/summary.txt"
-    tar czf "$OUT/$name.tgz" -C "/tmp/$name" .
-  done
-  echo "$name done in ${SECONDS}s"
-}
 for phase in "$@"; do
   case $phase in
-    sw) persweep sw bias_gelu_mul_permute_f16 f16 90 ${SWSHAPES:-${swshapes[*]}} ;;
-    swb) persweep swb bias_gelu_mul_permute_bf16 bf16 90 832,640,8192 160,2560,12288 768,768,12288 896,896,16384 \
+    sw) persweep sw default bias_gelu_mul_permute_f16 90 ${SWSHAPES:-${swshapes[*]}} ;;
+    swb) DT=bf16 persweep swb default bias_gelu_mul_permute_bf16 90 832,640,8192 160,2560,12288 768,768,12288 896,896,16384 \
            1024,1024,16384 512,512,32768 ;;
     *) common_phase "$phase" ;;
   esac

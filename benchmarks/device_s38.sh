@@ -14,18 +14,6 @@ fuzz_seed=20263801
 r65shapes=(320,1280,16384 160,2560,12288 704,960,10240 480,1536,12288 384,384,24576 832,640,8192 576,576,16384
            256,256,65536 384,768,16384 768,768,12288 896,896,16384 512,512,32768 640,640,20480 1024,1024,16384
            128,1536,32768 192,1024,32768)
-# persweep NAME BUILD OP SECONDS SHAPE...: bench --sweep of OP in build/BUILD, one process per shape
-persweep() {
-  local name=$1 build=$2 op=$3 limit=$4; shift 4
-  mkdir -p "/tmp/$name"
-  for x in "$@"; do
-    timeout -s KILL "$limit" python3 -m cutlass_splitk.cli bench "build/$build" --op "$op" --dtype f16 --no-compile \
-      --repeat 1 --sweep --shape "$x" --json "/tmp/$name/${build}_$x.json" > "/tmp/$name/${build}_$x.txt" 2>&1
-    echo "$build $x rc=$? $(grep -E "^$(echo $x | tr , x) " "/tmp/$name/${build}_$x.txt" | cut -c1-200)" \
-      | tee -a "/tmp/$name/summary.txt"
-    tar czf "$OUT/$name.tgz" -C "/tmp/$name" .
-  done
-}
 for phase in "$@"; do
   case $phase in
     r65check) ab r65check explore90r65_chain_f16 . - r65 384,384,24576 300,640,1000 704,960,10240

@@ -111,7 +111,7 @@ def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False,
 
 
 # The constants each backend's fit may move (the values listed are documentation of the ranges
-# tried before; the fit multiplies the current value).
+# tried before; the fit multiplies the current value, or tries the listed ones where it is 0).
 GRIDS = {
     "sm80": {
         "L2_FACTOR": [2.0, 3.0, 4.0, 6.0],
@@ -141,6 +141,8 @@ GRIDS = {
         "SM90_GPC_BOX_GAIN": [1.65, 1.75, 1.9],
         "SM90_UNDERFILL_EXPONENT": [0.3, 0.5],
         "SM90_UNDERFILL_MAX": [1.5, 1.85],
+        "SM90_TAIL_EXPONENT": [0.0, 0.4],
+        "SM90_REDUCE_LAUNCH_US": [0.5, 1.0],
     },
 }
 
@@ -210,16 +212,18 @@ def main() -> None:
         return (misses, w, mu)
 
     best_values, best = dict(start), trial(start)
+    grid = GRIDS[args.backend]  # a constant at 0 (a term switched off) is tried at its listed values instead
     for _ in range(args.samples):
-        values = {n: v * math.exp(rng.uniform(-1.0, 1.0)) for n, v in start.items()}
+        values = {n: v * math.exp(rng.uniform(-1.0, 1.0)) if v else rng.choice(grid[n]) for n, v in start.items()}
         got = trial(values)
         if got < best:
             best_values, best = values, got
     for _ in range(args.rounds):
         improved = False
         for n in names:
-            for factor in (0.7, 0.85, 0.93, 1.07, 1.2, 1.4):
-                values = dict(best_values, **{n: best_values[n] * factor})
+            tries = [best_values[n] * f for f in (0.7, 0.85, 0.93, 1.07, 1.2, 1.4)] if best_values[n] else grid[n]
+            for value in tries:
+                values = dict(best_values, **{n: value})
                 got = trial(values)
                 if got < best:
                     best_values, best, improved = values, got, True

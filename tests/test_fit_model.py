@@ -8,7 +8,7 @@ import json
 import sys
 
 from cks_testutil import ROOT
-from cutlass_splitk.runtime import dispatch
+from cutlass_splitk.runtime import dispatch, timemodel
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import fit_model  # noqa: E402
@@ -46,3 +46,22 @@ def test_protect_counts_a_suite_row_over_the_limit_and_held_out_sweeps_are_score
     assert [line for line in out if line.startswith("held out")] == [
         "held out, current constants: worst 1.200, mean 1.2000, 1 over 1.10 (1 records)",
         "held out, fitted constants: worst 1.200, mean 1.2000, 1 over 1.10 (1 records)"]
+
+
+def test_a_constant_at_zero_is_tried_at_its_listed_values(tmp_path, monkeypatch, capsys):
+    """A term switched off (SM90_TAIL_EXPONENT 0 since session 39) is not stuck at 0 by the fit's factors: on a
+    sweep where the 128x112 parallel split 2 (228 work units, a second round of 96 CTAs) beats the 128x128 serial
+    split 1 as on 384 x 4096 x 12288 (76.1 against 108.9 us), the fit takes one of the listed values."""
+    names = ("bias_gelu_mul_permute_f16_serial_sm90_t128x128x64_c2x1_coop_sauto_a8/split1",
+             "bias_gelu_mul_permute_f16_parallel_sm90_t128x112x64_c1x2_coop_sauto_a8/split2")
+    path = tmp_path / "tail.json"
+    monkeypatch.setattr(timemodel, "SM90_TAIL_EXPONENT", timemodel.SM90_TAIL_EXPONENT)  # the fit sets it: restored after
+    path.write_text(json.dumps({"rows": [{"shape": "384x4096x12288", "dtype": "f16", "m": 384, "n": 4096, "k": 12288,
+                                          "extra": dict(zip(names, (108.9, 76.1)))}]}))
+    monkeypatch.setattr(sys, "argv", ["fit_model.py", f"{path}@act", "--gpc-order", "--samples", "0", "--rounds", "1",
+                                      "--only", "SM90_TAIL_EXPONENT"])
+    fit_model.main()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "current constants: worst 1.431, mean 1.431"
+    assert next(line for line in out if line.startswith("fitted")) == (
+        "fitted: 0 shapes over 1.10, worst 1.000, mean 1.000: SM90_TAIL_EXPONENT = 0.4")

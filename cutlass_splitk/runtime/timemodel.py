@@ -1,38 +1,33 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one problem and device.
-dispatch.py evaluates it for every candidate and picks the smallest, on the first call of every new problem, written
-for host time (each variant's splits in one pass, the ``detail`` text formatted only when read). It runs on the CPU.
-The libraries evaluate the same model in C (``templates/cks_timemodel.h``, exported as ``cks_rank_v13``;
-dispatch.NativeRanking passes it this module's constants): **a change to the arithmetic below must be made there
-too**, in the same order of operations; tests/test_timemodel_c.py compares the two bit for bit.
-
-Model (all times in microseconds):
+dispatch.py ranks every candidate with it on a problem's first call (a variant's splits in one pass; ``detail`` is
+formatted only when read). The libraries evaluate it in C (``templates/cks_timemodel.h``, ``cks_rank_v14``; given this
+module's constants by dispatch.NativeRanking): **a change to the arithmetic below must be made there too**, in the same
+order of operations (tests/test_timemodel_c.py compares them bit for bit). All times in microseconds.
 
 * sm80: K split as CUTLASS does (``gemm_k_size = round_up(ceil(K / split), 64)``, ``parts = ceil(K / gemm_k_size)``);
   ``ctas = tiles * parts`` in waves of ``SMs * occupancy`` (shared memory, registers; at most 2 per SM). Memory: the
   operands cross DRAM once, the CTAs' own loads come from L2 at ``L2_FACTOR`` x DRAM bandwidth. Compute: per wave, each
   CTA's flops at the per-SM mma.sync rate x ``tile_efficiency``, shared by an SM's CTAs, + ``WAVE_OVERHEAD_US``.
-* Serial split-K adds the fix-up chain (the partitions' epilogues in turn through the semaphore); parallel split-K the
-  reduction (``parts * M * N * 4`` bytes of partials written and read back at DRAM bandwidth; its launch overlaps the
-  GEMM's tail: PDL). A launch: ``LAUNCH_US``.
+* Serial split-K adds the fix-up chain (the partitions' epilogues in turn); parallel split-K the reduction
+  (``parts * M * N * 4`` bytes of partials written and read back; PDL starts it under the GEMM's tail). ``LAUNCH_US``.
 
 sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their own
 decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in one launch +
-the reduction; serial = ``split`` partitions per tile meeting in an f32 workspace in K order (``parts - 1`` fix-ups,
-one memset launch); stream_k = every K iteration spread evenly over the SMs (a pipeline fill per tile an SM takes) +
-one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The in-kernel epilogue follows the main loop; CUTLASS's TMA
-epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps the next tile's where no fix-up precedes it, and
-a ping-pong kernel's hides under the other warpgroup's MMAs (one pipeline fill per two tiles) as long as they last (a
-transcendental activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). A ping-pong CTA
-computes at the rate of its two warpgroups' tiles together. One CTA's TMA pipeline streams ``SM90_SM_BYTES_PER_S *
-(tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (64-deep tiles as 128-deep ones where 128 divides K: promoted), its TMA
-boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past the matrix's edge (per tile on
-average) at ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Under the GPC order (``DeviceInfo.gpc_order``; a
-parallel launch of at most 1024 cluster units, clusters of 1 or 2, two sharers or more: sm90_gpc_order.h), the rows a
-CTA loads for itself, merged with its sharers' in the GPC, stream ``SM90_GPC_BOX_GAIN`` times faster. Waves count the
-CTAs CUTLASS's schedulers launch (the tile grid rounded up to whole clusters) over those the device runs at once
-(clusters of four: its own count, runtime/clusters.py); one wave of fewer CTAs than SMs runs each one's MMAs and TMA
-boxes faster (``SM90_UNDERFILL_*``). Candidates: sm90 variants on compute capability 9.0, sm80 variants where a cubin
-runs (same major, minor >= target). Constants fitted on H100 / H200 sweeps (``benchmarks/fit_model.py``; BENCHMARKS.md).
+the reduction (launched at ``SM90_REDUCE_LAUNCH_US``); serial = ``split`` partitions per tile meeting in an f32
+workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread evenly over the SMs
+(a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The in-kernel
+epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps
+the next tile's where no fix-up precedes it, and a ping-pong kernel's (its CTA at its two tiles' rate) hides under the
+other warpgroup's MMAs (one pipeline fill per two tiles) as long as they last (a transcendental activation's,
+``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One CTA's TMA pipeline streams
+``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (64-deep tiles as 128-deep ones where 128
+divides K: promoted), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past
+the edge (per tile on average) at ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Under the GPC order
+(``DeviceInfo.gpc_order``: sm90_gpc_order.h) the rows a CTA loads for itself, merged with its sharers' in the GPC,
+stream ``SM90_GPC_BOX_GAIN`` times faster. Waves count the CTAs CUTLASS's schedulers launch (whole clusters) over
+those the device runs at once (clusters of four: its own count, runtime/clusters.py); one wave of fewer CTAs than SMs
+runs each one's MMAs and TMA boxes faster (``SM90_UNDERFILL_*``); a longer launch's last round of fewer CTAs than SMs
+may too (``SM90_TAIL_EXPONENT``, fitted to 0 so far: BENCHMARKS.md, session 39). Fitted by benchmarks/fit_model.py.
 """
 
 from __future__ import annotations
@@ -63,6 +58,7 @@ SM90_WAVE_OVERHEAD_US = 1.203  # per work unit a CTA takes: pipeline fill
 SM90_FIXUP_LATENCY_US = 1.8
 SM90_FIXUP_US_PER_ELEMENT = 4.13 / (128 * 128)
 SM90_MEMSET_US = 1.0  # zeroing the stream-K turnstiles before a split launch
+SM90_REDUCE_LAUNCH_US = 0.9  # the reduction's launch under the partial GEMM's tail (PDL; 0.5 to session 38)
 SM90_EPILOGUE_US_PER_ELEMENT = 1.543 / (128 * 128)
 SM90_TMA_EPILOGUE_US_PER_ELEMENT = 0.2 / (128 * 128)  # CUTLASS's TMA epilogue (round 33: 0.19-0.26)
 SM90_PP_ACTIVATION_US_PER_ELEMENT = 6.0 / (128 * 128)  # one warpgroup's TMA epilogue with GELU / SiLU / sigmoid
@@ -75,6 +71,7 @@ SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
 SM90_WEIGHT_REREAD = 0.706  # share of a weight past L2 read from DRAM again per further cluster row (0.45-0.71 fit)
 SM90_UNDERFILL_EXPONENT = 0.395  # one wave of fewer CTAs than SMs: each CTA's rate and box rate x (SMs / CTAs) ** this,
 SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
+SM90_TAIL_EXPONENT = 0.0  # a longer launch's last round of fewer CTAs: (SMs / CTAs) ** this (0: session 39)
 
 _BANDWIDTHS = ((("H200",), 4.3e12), (("H100", "PCIE"), 1.9e12), (("H800", "PCIE"), 1.9e12), (("H100",), 3.0e12),
                (("H800",), 3.0e12), (("A100",), 1.8e12), (("A800",), 1.8e12))  # bytes/s, by the first name match
@@ -199,7 +196,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     pair = tma and v.params.schedule is Schedule.PINGPONG and not (parallel or stream_k)  # two tiles per SM
     pp_epilogue = tm * tn * SM90_PP_ACTIVATION_US_PER_ELEMENT if activation else 0.0  # one warpgroup's, per tile
     k_tiles = max(1, -(-k // tk))  # serial: at most one partition per k-tile
-    reduce_fixed = REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
+    reduce_fixed = SM90_REDUCE_LAUNCH_US + m * n * 2.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     reduce_per_part = m * n * 8.0 / (REDUCE_BW_FRACTION * bw) * 1e6
     streamk_us, area = (SM90_STREAMK_US if stream_k else 0.0), -(-tiles // sms) * tm * tn  # area: epilogue waves
     sk_units = padded_tiles / sms if padded_tiles > sms else 1.0  # stream-K: pipeline fills per SM
@@ -222,14 +219,17 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         else:
             waves = -(-units // sms)  # one wave of fewer CTAs than SMs: each computes and streams its boxes faster
             fast = 1.0 if units >= sms else min(SM90_UNDERFILL_MAX, (sms / units) ** SM90_UNDERFILL_EXPONENT)
+            tail = units - (waves - 1) * sms  # a last round of fewer CTAs after full ones: those run faster too
+            rounds = float(waves) if waves == 1 or tail >= sms else waves - 1 + 1.0 / min(SM90_UNDERFILL_MAX, (
+                sms / tail) ** SM90_TAIL_EXPONENT)
             if pair and k_len == k:  # a pipeline fill per pair of tiles; an epilogue longer than a tile's MMAs shows
                 t_tile = flops_per_k * k_len / (rate * fast) * 1e6
                 t_tile = t_tile if t_tile >= pp_epilogue else (t_tile + pp_epilogue) * 0.5
                 t_compute = waves * t_tile + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
-                t_compute = waves * (flops_per_k * k_len / (rate * fast) * 1e6 + SM90_WAVE_OVERHEAD_US)
+                t_compute = rounds * flops_per_k * k_len / (rate * fast) * 1e6 + waves * SM90_WAVE_OVERHEAD_US
             box = box_gpc if ordered and units <= 1024 * cm * cn else box_s_per_k
-            t_box = waves * box * k_len * 1e6 / fast  # one CTA streaming its TMA boxes, per wave
+            t_box = rounds * box * k_len * 1e6 / fast  # one CTA streaming its TMA boxes, per round
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
 
@@ -288,9 +288,9 @@ def _predict_sm80(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
 
 def predict_splits(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo,
                    tma_epilogue: bool = False, activation: bool = False) -> List[Candidate]:
-    """The candidates of ``v`` at each of ``splits`` (in that order). ``tma_epilogue``: the op has no E
-    and no permute (EpilogueSpec.tma_in_kernel), so its sm90 in-kernel modes take CUTLASS's TMA epilogue;
-    ``activation``: its epilogue evaluates a transcendental activation (EpilogueSpec.transcendental)."""
+    """The candidates of ``v`` at each of ``splits`` (in that order). ``tma_epilogue``: the op has no E nor permute
+    (EpilogueSpec.tma_in_kernel: its sm90 in-kernel modes take CUTLASS's TMA epilogue); ``activation``: its
+    epilogue evaluates a transcendental activation (EpilogueSpec.transcendental)."""
     sm90 = v.backend is Backend.SM90
     return _predict_sm90(v, m, n, k, splits, dev, tma_epilogue, activation) if sm90 else _predict_sm80(v, m, n, k, splits, dev)
 
