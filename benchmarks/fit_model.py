@@ -90,6 +90,11 @@ def suite_labels(path: str = SUITE) -> set:
     return {s["name"] for s in shapes} | {f"{s['m']}x{s['n']}x{s['k']}" for s in shapes}
 
 
+def ratio_of(line: str) -> float:
+    """The pick-over-best ratio of one of score()'s lines."""
+    return float(line.split("ratio")[1].split()[0])
+
+
 def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False,
           activation: bool = False) -> Tuple[float, float, List[str]]:
     ratios, lines = [], []
@@ -185,13 +190,13 @@ def main() -> None:
         return max(r[0] for r in results), sum(r[1] * len(r[2]) for r in results) / len(lines), lines
 
     def suite_misses(lines) -> int:  # the suite's rows over --protect
-        return sum(line.split()[0] in suite and float(line.split("ratio")[1].split()[0]) > args.protect
+        return sum(line.split()[0] in suite and ratio_of(line) > args.protect
                    for line in lines)
 
     def report_held(when):
         if held:
             w, mu, lines = score_all(held)
-            over = sum(float(line.split("ratio")[1].split()[0]) > 1.10 for line in lines)
+            over = sum(ratio_of(line) > 1.10 for line in lines)
             print(f"held out, {when}: worst {w:.3f}, mean {mu:.4f}, {over} over 1.10 ({len(lines)} records)")
 
     worst, mean, lines = score_all()
@@ -208,7 +213,7 @@ def main() -> None:
         for n, v in values.items():
             setattr(timemodel, n, min(v, 1.0) if "FRACTION" in n else v)
         w, mu, lines = score_all()
-        misses = sum(float(line.split("ratio")[1].split()[0]) > 1.10 for line in lines) + suite_misses(lines)
+        misses = sum(ratio_of(line) > 1.10 for line in lines) + suite_misses(lines)
         return (misses, w, mu)
 
     best_values, best = dict(start), trial(start)

@@ -265,7 +265,6 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
         bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
         t_mem = max(2.0 * (m * k + k * n * b_reads) / bw * 1e6,
                     units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth) * 1e6)
-        cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else -(-(padded * p) // dev.sm_count) * k_len
         # one wave of fewer CTAs than SMs: each CTA's MMAs and TMA boxes faster by (SMs / CTAs) ** exponent, up to a cap
         ctas = padded * p
         fast = min(timemodel.SM90_UNDERFILL_MAX, (dev.sm_count / ctas) ** timemodel.SM90_UNDERFILL_EXPONENT) \
@@ -274,8 +273,7 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
         waves, last = -(-ctas // dev.sm_count), ctas % dev.sm_count
         rounds = waves - 1 + 1.0 / min(timemodel.SM90_UNDERFILL_MAX, (dev.sm_count / last) ** timemodel.SM90_TAIL_EXPONENT) \
             if waves > 1 and last and v.mode is not SplitMode.STREAM_K else waves
-        if v.mode is not SplitMode.STREAM_K:
-            cta_k = rounds * k_len
+        cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else rounds * k_len
         t_mem = max(t_mem, box * cta_k * 1e6 / fast)
         if v.mode is SplitMode.STREAM_K:
             fills = max(1.0, padded / dev.sm_count)  # the pipeline fill once per tile an SM takes
