@@ -146,8 +146,8 @@ GRIDS = {
         "SM90_GPC_BOX_GAIN": [1.65, 1.75, 1.9],
         "SM90_UNDERFILL_EXPONENT": [0.3, 0.5],
         "SM90_UNDERFILL_MAX": [1.5, 1.85],
-        "SM90_TAIL_EXPONENT": [0.0, 0.4],
         "SM90_REDUCE_LAUNCH_US": [0.5, 1.0],
+        "SM90_FIXUP_WAVE": [0.2, 0.4, 0.8],
     },
 }
 

@@ -269,11 +269,8 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
         ctas = padded * p
         fast = min(timemodel.SM90_UNDERFILL_MAX, (dev.sm_count / ctas) ** timemodel.SM90_UNDERFILL_EXPONENT) \
             if ctas < dev.sm_count and v.mode is not SplitMode.STREAM_K else 1.0
-        # a last round of fewer CTAs after full ones: faster by (SMs / CTAs in it) ** the tail exponent, same cap
-        waves, last = -(-ctas // dev.sm_count), ctas % dev.sm_count
-        rounds = waves - 1 + 1.0 / min(timemodel.SM90_UNDERFILL_MAX, (dev.sm_count / last) ** timemodel.SM90_TAIL_EXPONENT) \
-            if waves > 1 and last and v.mode is not SplitMode.STREAM_K else waves
-        cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else rounds * k_len
+        waves = -(-ctas // dev.sm_count)
+        cta_k = padded * k / dev.sm_count if v.mode is SplitMode.STREAM_K else waves * k_len
         t_mem = max(t_mem, box * cta_k * 1e6 / fast)
         if v.mode is SplitMode.STREAM_K:
             fills = max(1.0, padded / dev.sm_count)  # the pipeline fill once per tile an SM takes
@@ -287,14 +284,16 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
                 t_compute = (waves * per_tile  # whole waves (a faster last round measured no better here)
                              + -(-ctas // (2 * dev.sm_count)) * timemodel.SM90_WAVE_OVERHEAD_US)
             else:
-                t_compute = rounds * 2.0 * tm * tn * k_len / r * 1e6 + waves * timemodel.SM90_WAVE_OVERHEAD_US
+                t_compute = waves * 2.0 * tm * tn * k_len / r * 1e6 + waves * timemodel.SM90_WAVE_OVERHEAD_US
         main += max(t_mem, t_compute)
     total = 3.0 + main
     if v.mode is SplitMode.PARALLEL:
         reduce = timemodel.SM90_REDUCE_LAUNCH_US + (parts * m * n * 4.0 * 2 + m * n * 2.0) / dev.bandwidth * 1e6
         return parts, total + reduce
     steps = parts - 1
-    total += steps * (timemodel.SM90_FIXUP_LATENCY_US + tm * tn * timemodel.SM90_FIXUP_US_PER_ELEMENT)
+    # serial: the fix-up chain, and SM90_FIXUP_WAVE of a fix-up again per further wave of work units (session 40)
+    again = (-(-padded * parts // dev.sm_count) - 1) * timemodel.SM90_FIXUP_WAVE if steps else 0.0
+    total += (steps + again) * (timemodel.SM90_FIXUP_LATENCY_US + tm * tn * timemodel.SM90_FIXUP_US_PER_ELEMENT)
     total += timemodel.SM90_MEMSET_US if steps else 0.0
     if v.mode is SplitMode.STREAM_K:
         total += timemodel.SM90_STREAMK_US + timemodel.SM90_STREAMK_FRACTION * main
@@ -348,20 +347,14 @@ def test_sm90_ping_pong_with_the_tma_epilogue_runs_two_tiles_per_sm():
         tiles = -(-m // 128) * -(-n // 128)
         c, p, t = (timemodel.predict(v, m, n, k, 1, DEVICE, tma) for v, tma in ((coop, True), (pp, True), (pp, False)))
         assert t.predicted_us == timemodel.predict(coop, m, n, k, 1, DEVICE).predicted_us  # our epilogue: as before
-        waves, last = -(-tiles // DEVICE.sm_count), tiles % DEVICE.sm_count
+        waves = -(-tiles // DEVICE.sm_count)
         fills = waves - -(-tiles // (2 * DEVICE.sm_count))  # pipeline fills saved
-        # the cooperative kernel's last round of fewer CTAs runs faster; the ping-pong pair keeps whole waves
-        tile_us = 2.0 * 128 * 128 * k / timemodel.SM90_FLOPS_PER_SM * 1e6
-        gain = min(timemodel.SM90_UNDERFILL_MAX, (DEVICE.sm_count / last) ** timemodel.SM90_TAIL_EXPONENT) if last else 1.0
-        tail = (1.0 / gain - 1.0) * tile_us if waves > 1 else 0.0
         assert c.predicted_us - p.predicted_us == pytest.approx(
-            c.terms[8] + (fills * timemodel.SM90_WAVE_OVERHEAD_US + tail) * (c.terms[4] == c.terms[6]), rel=1e-9)
+            c.terms[8] + fills * timemodel.SM90_WAVE_OVERHEAD_US * (c.terms[4] == c.terms[6]), rel=1e-9)
     # four of the ping-pong tile's 128x128 tiles per SM and wave cost what two of the cooperative 128x256 do
     wide = KernelVariant("linear_f16", SplitMode.SERIAL, (128, 256, 64), 8, Sm90Params((1, 2), Schedule.COOPERATIVE, 0), (1,))
     p, w = timemodel.predict(pp, 4096, 4096, 1024, 1, DEVICE, True), timemodel.predict(wide, 4096, 4096, 1024, 1, DEVICE, True)
-    # (less the wide tile's faster last round: 512 CTAs = 3 x 132 + 116)
-    wide_tail = (1.0 - (116 / 132) ** timemodel.SM90_TAIL_EXPONENT) * 2.0 * 128 * 256 * 1024 / timemodel.SM90_FLOPS_PER_SM * 1e6
-    assert p.terms[6] == pytest.approx(w.terms[6] + wide_tail, rel=1e-12) and p.predicted_us < w.predicted_us
+    assert p.terms[6] == pytest.approx(w.terms[6], rel=1e-12) and p.predicted_us < w.predicted_us
 
 
 def test_sm90_ping_pong_pair_shows_a_gelu_epilogue_longer_than_a_tiles_mmas():
@@ -389,15 +382,40 @@ def test_sm90_ping_pong_pair_shows_a_gelu_epilogue_longer_than_a_tiles_mmas():
     assert g.predicted_us == lin.predicted_us
 
 
-def test_sm90_one_underfilled_wave_runs_each_cta_faster(monkeypatch):
+def test_sm90_serial_split_pays_part_of_a_fix_up_again_per_further_wave(monkeypatch):
+    # Session 40 (H100, benchmarks/sweep_changed_picks_session40_h100.json, 17 shapes drawn before they were swept):
+    # the serial 128x128 c2x1 tile at splits 2-4 ran 1.16-1.36x the best candidate wherever its work units filled
+    # several waves (704 x 6144 x 4096: split 2, 576 work units in 5 waves, 97.6 us against the 128x192 split-1 tile's
+    # 78.3), the model's fix-up chain counted once per launch. In every wave the later partitions of a tile wait on
+    # its earlier ones; over the sweeps since session 21, such candidates measured ~0.35-0.43 of a fix-up more per
+    # further wave. The model charges SM90_FIXUP_WAVE = 0.4 of a fix-up again per wave after the first.
+    chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
+    serial = next(v for v in chain.variants if v.mode is SplitMode.SERIAL and v.tile == (128, 128, 64))
+    fixup = timemodel.SM90_FIXUP_LATENCY_US + 128 * 128 * timemodel.SM90_FIXUP_US_PER_ELEMENT
+    assert timemodel.SM90_FIXUP_WAVE == 0.4
+    shipped = timemodel.predict(serial, 704, 6144, 4096, 2, DEVICE)
+    assert shipped.terms[0] == 6 * 48 * 2 and shipped.terms[2] == 5  # work units (2x1 clusters: M padded to 768), waves
+    best = rank(chain.variants, 704, 6144, 4096, DEVICE, archs=(80,))[0]
+    assert (best.variant.tile, best.split) == ((128, 192, 64), 1)
+    monkeypatch.setattr(timemodel, "SM90_FIXUP_WAVE", 0.0)
+    off = timemodel.predict(serial, 704, 6144, 4096, 2, DEVICE)
+    assert shipped.predicted_us - off.predicted_us == pytest.approx(4 * 0.4 * fixup, rel=1e-9)
+    first = rank(chain.variants, 704, 6144, 4096, DEVICE, archs=(80,))[0]  # what the model picked before
+    assert (first.variant, first.split) == (serial, 2)
+    # one wave: the chain alone, as before (256 x 4096 x 4096: 2 x 32 tiles x 2 partitions = 128 units)
+    one = timemodel.predict(serial, 256, 4096, 4096, 2, DEVICE)
+    monkeypatch.setattr(timemodel, "SM90_FIXUP_WAVE", 0.4)
+    assert one.terms[2] == 1 and timemodel.predict(serial, 256, 4096, 4096, 2, DEVICE).predicted_us == one.predicted_us
+
+
+def test_sm90_one_underfilled_wave_runs_each_cta_faster():
     # Session 21 (H200, benchmarks/sweep_odd_*_session21b_h200.json): on 300 x 7168 x 8192 the chain's best
     # candidate was the 128x256 c1x2 tile at split 1, 84 CTAs in one wave on 132 SMs, 88 us where the full-wave
     # rate predicted 135-142 (every SM's share of the power budget rises when a third of them idle); the model
     # picked parallel split 2 (1.22x the best). The per-CTA rate now rises by (SMs / CTAs) ** 0.395 (0.5 until
     # session 37's refit, 0.465 until session 38's), at most 1.85x (an H100's dense f16 peak per SM over the fitted
     # rate), in a single wave of fewer CTAs than SMs; since session 38 its TMA boxes stream that much faster too. A
-    # longer launch's last round of fewer CTAs may run faster by (SMs / CTAs) ** SM90_TAIL_EXPONENT (0 since session 39's
-    # fresh shapes measured an exponent of 0.2 worse: the term is kept for the fits, and checked below at 0.2).
+    # longer launch's last round is not faster (session 39: an exponent of 0.2 on it lost on fresh shapes; removed in 40).
     chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
     v = next(v for v in chain.variants if v.mode is SplitMode.SERIAL and v.tile == (128, 256, 64)
              and v.params.cluster == (1, 2))
@@ -408,13 +426,10 @@ def test_sm90_one_underfilled_wave_runs_each_cta_faster(monkeypatch):
     assert c.terms[6] == pytest.approx(flops + timemodel.SM90_WAVE_OVERHEAD_US, rel=1e-12)
     best = rank(chain.variants, 300, 7168, 8192, DEVICE, archs=(80,))[0]  # the best on an H100 too (session 37)
     assert (best.variant, best.split) == (v, 1)
-    # full waves: the fitted rate; a last round of fewer CTAs (512 = 3 x 132 + 116) faster by (132 / 116) ** exponent
-    assert timemodel.SM90_TAIL_EXPONENT == 0.0  # shipped off
-    monkeypatch.setattr(timemodel, "SM90_TAIL_EXPONENT", 0.2)
+    # more than one wave: the fitted rate, and a last round of fewer CTAs (512 = 3 x 132 + 116) a whole wave's time
     full = timemodel.predict(v, 4096, 4096, 4096, 1, DEVICE)
-    rounds = 3 + (116 / 132) ** timemodel.SM90_TAIL_EXPONENT
-    assert full.terms[6] == pytest.approx(rounds * 2.0 * 128 * 256 * 4096 / timemodel.SM90_FLOPS_PER_SM * 1e6
-                                          + 4 * timemodel.SM90_WAVE_OVERHEAD_US, rel=1e-12)
+    assert full.terms[6] == pytest.approx(4 * (2.0 * 128 * 256 * 4096 / timemodel.SM90_FLOPS_PER_SM * 1e6
+                                               + timemodel.SM90_WAVE_OVERHEAD_US), rel=1e-12)
     whole = timemodel.predict(v, 33 * 128, 8192, 4096, 1, DEVICE)  # 33 x 32 = 8 x 132 CTAs: no short last round
     assert whole.terms[6] == pytest.approx(8 * (2.0 * 128 * 256 * 4096 / timemodel.SM90_FLOPS_PER_SM * 1e6
                                                 + timemodel.SM90_WAVE_OVERHEAD_US), rel=1e-12)

@@ -1,4 +1,4 @@
-"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v14) against the Python
+"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v15) against the Python
 model it mirrors (runtime/timemodel.py through dispatch.rank): the same candidates, in the same
 order, with bit-identical predicted times, for every variant of the shipped and the exploration
 configs, on several modelled GPUs and thousands of problems. The header is compiled here by the
@@ -91,11 +91,11 @@ def test_every_shipped_and_explored_variant_is_covered():
     assert any(len({v.backend for v in dispatch.runnable(op.variants, op.archs, DEVICES[0])}) == 2 for op in OPS)
 
 
-@pytest.mark.parametrize("tail", [None, 0.2], ids=["shipped", "tail 0.2"])
+@pytest.mark.parametrize("fixup_wave", [None, 0.0, 1.3], ids=["shipped", "fix-up wave 0", "fix-up wave 1.3"])
 @pytest.mark.parametrize("dev", DEVICES, ids=lambda d: d.name + (" (GPC order)" if d.gpc_order else ""))
-def test_c_model_ranks_like_the_python_model(cks_rank, dev, tail, monkeypatch):
-    if tail is not None:  # a term the shipped constants switch off (SM90_TAIL_EXPONENT 0), in both models alike
-        monkeypatch.setattr(timemodel, "SM90_TAIL_EXPONENT", tail)
+def test_c_model_ranks_like_the_python_model(cks_rank, dev, fixup_wave, monkeypatch):
+    if fixup_wave is not None:  # serial split-K's fix-up per further wave (SM90_FIXUP_WAVE), off and larger, alike
+        monkeypatch.setattr(timemodel, "SM90_FIXUP_WAVE", fixup_wave)
     rng = random.Random(20261123)
     compared = 0
     for op in OPS:
@@ -121,7 +121,7 @@ def test_c_model_offers_nothing_where_python_offers_nothing(cks_rank):
 
 @pytest.mark.parametrize("name", ["linear_f16", "linear_bias_gelu_f16"])
 def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch, name):
-    """The launcher asks cks_rank_v14 when the bound library has it (and never the Python model),
+    """The launcher asks cks_rank_v15 when the bound library has it (and never the Python model),
     once per (pool, device) building the ranking."""
     from cutlass_splitk.runtime.launcher import Launcher
 

@@ -73,7 +73,7 @@ MODEL_CONSTANTS = (
     "sm90_fixup_us_per_element", "sm90_memset_us", "sm90_epilogue_us_per_element", "sm90_streamk_us",
     "sm90_streamk_fraction", "sm90_box_bytes_per_s", "sm90_oob_bytes_per_s", "sm90_l2_bytes", "sm90_weight_reread",
     "sm90_tma_epilogue_us_per_element", "sm90_pp_activation_us_per_element", "sm90_underfill_exponent",
-    "sm90_underfill_max", "sm90_gpc_box_gain", "sm90_tail_exponent", "sm90_reduce_launch_us")
+    "sm90_underfill_max", "sm90_gpc_box_gain", "sm90_fixup_wave", "sm90_reduce_launch_us")
 
 
 class CksModel(ctypes.Structure):
@@ -113,7 +113,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v14 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v15 (cks_timemodel.h); None in older libraries
     # cks_sm90_set_placement(device, cluster, slots, groups) (sm90_gpc_scheduler.cuh); None without sm90 partial GEMMs
     set_placement: Optional[Callable[..., int]] = None
 
@@ -150,9 +150,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v14`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v15`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v14
+        fn = handle.cks_rank_v15
     except AttributeError:
         return None
     fn.restype = ctypes.c_int

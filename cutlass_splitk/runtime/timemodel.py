@@ -1,6 +1,6 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one problem and device.
 dispatch.py ranks every candidate with it on a problem's first call (a variant's splits in one pass; ``detail`` is
-formatted only when read). The libraries evaluate it in C (``templates/cks_timemodel.h``, ``cks_rank_v14``; given this
+formatted only when read). The libraries evaluate it in C (``templates/cks_timemodel.h``, ``cks_rank_v15``; given this
 module's constants by dispatch.NativeRanking): **a change to the arithmetic below must be made there too**, in the same
 order of operations (tests/test_timemodel_c.py compares them bit for bit). All times in microseconds.
 
@@ -14,7 +14,8 @@ order of operations (tests/test_timemodel_c.py compares them bit for bit). All t
 sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma rate per SM and their own
 decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in one launch +
 the reduction (launched at ``SM90_REDUCE_LAUNCH_US``); serial = ``split`` partitions per tile meeting in an f32
-workspace in K order (``parts - 1`` fix-ups, one memset launch); stream_k = every K iteration spread evenly over the SMs
+workspace in K order (``parts - 1`` fix-ups, one memset launch, and ``SM90_FIXUP_WAVE`` of a fix-up again per further
+wave of work units: each wave's later partitions wait on its earlier ones); stream_k = every K iteration spread evenly over the SMs
 (a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The in-kernel
 epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps
 the next tile's where no fix-up precedes it, and a ping-pong kernel's (its CTA at its two tiles' rate) hides under the
@@ -26,8 +27,7 @@ the edge (per tile on average) at ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor pe
 (``DeviceInfo.gpc_order``: sm90_gpc_order.h) the rows a CTA loads for itself, merged with its sharers' in the GPC,
 stream ``SM90_GPC_BOX_GAIN`` times faster. Waves count the CTAs CUTLASS's schedulers launch (whole clusters) over
 those the device runs at once (clusters of four: its own count, runtime/clusters.py); one wave of fewer CTAs than SMs
-runs each one's MMAs and TMA boxes faster (``SM90_UNDERFILL_*``); a longer launch's last round of fewer CTAs than SMs
-may too (``SM90_TAIL_EXPONENT``, fitted to 0 so far: BENCHMARKS.md, session 39). Fitted by benchmarks/fit_model.py.
+runs each one's MMAs and TMA boxes faster (``SM90_UNDERFILL_*``). Fitted by benchmarks/fit_model.py.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ SM90_L2_BYTES = 50e6  # an sm_90 GPU's L2 (H100, H200: 50 MB)
 SM90_WEIGHT_REREAD = 0.706  # share of a weight past L2 read from DRAM again per further cluster row (0.45-0.71 fit)
 SM90_UNDERFILL_EXPONENT = 0.395  # one wave of fewer CTAs than SMs: each CTA's rate and box rate x (SMs / CTAs) ** this,
 SM90_UNDERFILL_MAX = 1.85  # ... at most this (989 TFLOP/s over 132 SMs: an H100's dense f16 peak per SM, / 4.05)
-SM90_TAIL_EXPONENT = 0.0  # a longer launch's last round of fewer CTAs: (SMs / CTAs) ** this (0: session 39)
+SM90_FIXUP_WAVE = 0.4  # serial split-K: this share of a fix-up again per further wave of work units (session 40)
 
 _BANDWIDTHS = ((("H200",), 4.3e12), (("H100", "PCIE"), 1.9e12), (("H800", "PCIE"), 1.9e12), (("H100",), 3.0e12),
                (("H800",), 3.0e12), (("A100",), 1.8e12), (("A800",), 1.8e12))  # bytes/s, by the first name match
@@ -219,17 +219,14 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
         else:
             waves = -(-units // sms)  # one wave of fewer CTAs than SMs: each computes and streams its boxes faster
             fast = 1.0 if units >= sms else min(SM90_UNDERFILL_MAX, (sms / units) ** SM90_UNDERFILL_EXPONENT)
-            tail = units - (waves - 1) * sms  # a last round of fewer CTAs after full ones: those run faster too
-            rounds = float(waves) if waves == 1 or tail >= sms else waves - 1 + 1.0 / min(SM90_UNDERFILL_MAX, (
-                sms / tail) ** SM90_TAIL_EXPONENT)
             if pair and k_len == k:  # a pipeline fill per pair of tiles; an epilogue longer than a tile's MMAs shows
                 t_tile = flops_per_k * k_len / (rate * fast) * 1e6
                 t_tile = t_tile if t_tile >= pp_epilogue else (t_tile + pp_epilogue) * 0.5
                 t_compute = waves * t_tile + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
-                t_compute = rounds * flops_per_k * k_len / (rate * fast) * 1e6 + waves * SM90_WAVE_OVERHEAD_US
+                t_compute = waves * flops_per_k * k_len / (rate * fast) * 1e6 + waves * SM90_WAVE_OVERHEAD_US
             box = box_gpc if ordered and units <= 1024 * cm * cn else box_s_per_k
-            t_box = rounds * box * k_len * 1e6 / fast  # one CTA streaming its TMA boxes, per round
+            t_box = waves * box * k_len * 1e6 / fast  # one CTA streaming its TMA boxes, per wave
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves
 
@@ -247,7 +244,8 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
             extra = reduce_fixed + parts * reduce_per_part
         else:
             steps = parts - 1
-            extra = (steps * fixup + SM90_MEMSET_US) + in_kernel if steps else (0.0 if pair else in_kernel_one)
+            extra = ((steps + (waves - 1) * SM90_FIXUP_WAVE) * fixup + SM90_MEMSET_US) + in_kernel if steps else (
+                0.0 if pair else in_kernel_one)
             if stream_k:
                 extra += SM90_STREAMK_FRACTION * t_main
         out.append(new(Candidate, (v, split, parts, LAUNCH_US + t_main + extra,

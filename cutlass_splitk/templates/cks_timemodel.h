@@ -32,7 +32,7 @@ typedef struct CksModel {
       sm90_epilogue_us_per_element, sm90_streamk_us, sm90_streamk_fraction, sm90_box_bytes_per_s,
       sm90_oob_bytes_per_s, sm90_l2_bytes, sm90_weight_reread, sm90_tma_epilogue_us_per_element,
       sm90_pp_activation_us_per_element, sm90_underfill_exponent, sm90_underfill_max, sm90_gpc_box_gain,
-      sm90_tail_exponent, sm90_reduce_launch_us;
+      sm90_fixup_wave, sm90_reduce_launch_us;
   double bandwidth, mma_flops_per_sm;
   int64_t sm_count;
   int64_t cluster4_ctas;  // CTAs resident at once in clusters of four (runtime/clusters.py); 0: unknown
@@ -156,23 +156,16 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       double const fast = units >= sms ? 1.0
                                        : std::min(c.sm90_underfill_max,
                                                   std::pow(double(sms) / double(units), c.sm90_underfill_exponent));
-      // a last round of fewer CTAs after full ones: those run faster too (timemodel.SM90_TAIL_EXPONENT)
-      int64_t const tail = units - (waves - 1) * sms;
-      double const rounds = waves == 1 || tail >= sms
-                                ? double(waves)
-                                : double(waves - 1) + 1.0 / std::min(c.sm90_underfill_max,
-                                                                     std::pow(double(sms) / double(tail),
-                                                                              c.sm90_tail_exponent));
       if (pair && k_len == k) {  // a pipeline fill per pair of tiles; an epilogue longer than a tile's MMAs shows
         double t_tile = flops_per_k * double(k_len) / (rate * fast) * 1e6;
         t_tile = t_tile >= pp_epilogue ? t_tile : (t_tile + pp_epilogue) * 0.5;
         t_compute = double(waves) * t_tile + double(cdiv(units, 2 * sms)) * c.sm90_wave_overhead_us;
       } else {
-        t_compute = rounds * flops_per_k * double(k_len) / (rate * fast) * 1e6 +
+        t_compute = double(waves) * flops_per_k * double(k_len) / (rate * fast) * 1e6 +
                     double(waves) * c.sm90_wave_overhead_us;
       }
       double const box = ordered && units <= 1024 * cm * cn ? box_gpc : box_s_per_k;
-      t_box = rounds * box * double(k_len) * 1e6 / fast;
+      t_box = double(waves) * box * double(k_len) * 1e6 / fast;
     }
     if (t_box > t_mem) t_mem = t_box;
     return t_mem > t_compute ? t_mem : t_compute;
@@ -196,8 +189,10 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
     if (parallel) {
       extra = reduce_fixed + double(parts) * reduce_per_part;
     } else {
-      int64_t const steps = parts - 1;
-      extra = steps ? (double(steps) * fixup + c.sm90_memset_us) + in_kernel : (pair ? 0.0 : in_kernel_one);
+      // serial: the fix-up chain, and a share of a fix-up again per further wave of work units
+      int64_t const steps = parts - 1, waves = cdiv(padded_tiles * parts, sms);
+      extra = steps ? ((double(steps) + double(waves - 1) * c.sm90_fixup_wave) * fixup + c.sm90_memset_us) + in_kernel
+                    : (pair ? 0.0 : in_kernel_one);
       if (stream_k) extra += c.sm90_streamk_fraction * t_main;
     }
     out[count++] = CksRanked{index, int32_t(split), int32_t(parts), 0,
@@ -275,7 +270,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v14(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v15(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);
