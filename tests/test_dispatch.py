@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -380,6 +381,31 @@ def test_sm90_ping_pong_pair_shows_a_gelu_epilogue_longer_than_a_tiles_mmas():
     # long K: the MMAs outlast the epilogue, nothing shows
     g, lin = (timemodel.predict(pp, 4096, 4096, 4096, 1, DEVICE, True, act) for act in (True, False))
     assert g.predicted_us == lin.predicted_us
+
+
+def test_sm90_medium_shapes_take_round_67s_swapped_wide_tiles_where_listed():
+    # Round 67 (session 40, H100, benchmarks/explore_sm90_r67.yaml): on medium (prefill-sized) shapes the chain lost to
+    # the eager chain; cuBLAS fits its tile to M. Swapped 128x144 / 128x176 / 128x208 tiles (the op's M along their
+    # 144-208 columns) at parallel split 1-3 ran 0.78-0.98x the shipped grid's best on twelve such shapes, and the
+    # model's pick with them in the pool a median 0.90x on sixteen held-out ones. They are not in configs/default.yaml
+    # (its cold build would take 17.9 minutes on two cores, over the 15-minute budget): a grid that lists them gets
+    # them where they were measured best, e.g. 288 x 13824 x 1024 (two tile rows of 144: 34.5 us against the 128x256
+    # tile's 43.4) and 320 x 7168 x 12288 (104.3 against 131.9).
+    chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
+    r67 = load_config(Path(__file__).resolve().parent.parent / "benchmarks" / "explore_sm90_r67.yaml").ops[0].variants
+    pool = [*chain.variants, *(v for v in r67 if v.params.cluster == (2, 1))]
+    for (m, n, k), (tile, split), shipped in (
+            ((288, 13824, 1024), ((128, 144, 64), 1), ((128, 256, 64), 1)),  # the shipped grid's pick and best: 43.4 us
+            ((320, 7168, 12288), ((128, 176, 64), 1), ((128, 256, 64), 1)),  # 131.9, also its best
+            ((960, 4608, 4096), ((128, 144, 64), 1), ((128, 192, 64), 1))):  # 79.0
+        first = rank(chain.variants, m, n, k, DEVICE, archs=(80,), activation=True)[0]
+        assert (first.variant.tile, first.split) == shipped
+        best = rank(pool, m, n, k, DEVICE, archs=(80,), activation=True)[0]
+        assert (best.variant.tile, best.variant.params.swap_ab, best.mode, best.split) == (
+            tile, True, SplitMode.PARALLEL, split), (m, n, k, best.describe())
+    # the op's M runs along the kernel's N: 288 = 2 tiles of 144, 13824 = 108 of 128, in 2x1 clusters along the weight
+    c = rank(pool, 288, 13824, 1024, DEVICE, archs=(80,), activation=True)[0]
+    assert c.terms[0] == 2 * 108 and c.parts == 1
 
 
 def test_sm90_serial_split_pays_part_of_a_fix_up_again_per_further_wave(monkeypatch):
