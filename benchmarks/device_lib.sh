@@ -3,7 +3,7 @@
 # the log), sets the shared shape lists (skinny15, diverse) and defines gpu_tests LOG PYTEST-ARGS...,
 # which runs the GPU tests given, logs to
 # $out/LOG.log and prints the summary and the failures, ab (below), variant_ab.py over several
-# builds in turn, sweep (below), a bench sweep of one op, persweep (below), the same one process per shape, coalescer (below), the GPC order's ncu counts,
+# builds in turn, sweep (below), a bench sweep of one op, persweep (below), the same one process per shape, pairsweep (below), persweep beside the shipped grid, coalescer (below), the GPC order's ncu counts,
 # and common_phase (at the end), the phases
 # every session's script shares.
 set -uo pipefail
@@ -63,6 +63,15 @@ persweep() {
     echo "$build $x rc=$? $(grep -E "^$(echo $x | tr , x) " "/tmp/$name/${build}_$x.txt" | cut -c1-200)" \
       | tee -a "/tmp/$name/summary.txt"
     tar czf "$out/$name.tgz" -C "/tmp/$name" .
+  done
+}
+# pairsweep NAME BUILD OP SECONDS SHAPE...: per shape, persweep of OP in build/BUILD and then of the shipped chain op
+# (bias_gelu_mul_permute_f16) in build/default, into the same $out/NAME.tgz: an exploration beside the shipped grid
+pairsweep() {
+  local name=$1 build=$2 op=$3 limit=$4; shift 4
+  for x in "$@"; do
+    persweep "$name" "$build" "$op" "$limit" "$x"
+    persweep "$name" default bias_gelu_mul_permute_f16 "$limit" "$x"
   done
 }
 # coalescer NAME "M N K VARIANT SPLIT"... -- "M N K"...: ncu of the chain op's partial GEMM (VARIANT of

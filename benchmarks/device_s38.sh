@@ -18,10 +18,7 @@ for phase in "$@"; do
   case $phase in
     r65check) ab r65check explore90r65_chain_f16 . - r65 384,384,24576 300,640,1000 704,960,10240
               grep -h WRONG "$out"/r65check_*.txt | head -5 ;;
-    r65) for x in ${SHAPES:-${r65shapes[*]}}; do
-           persweep r65 r65 explore90r65_chain_f16 90 "$x"
-           persweep r65 default bias_gelu_mul_permute_f16 90 "$x"
-         done ;;
+    r65) pairsweep r65 r65 explore90r65_chain_f16 90 ${SHAPES:-${r65shapes[*]}} ;;
     chg) for x in $SHAPES; do persweep chg default bias_gelu_mul_permute_f16 90 "$x"; done ;;
     avf) avfshapes="160,2560,12288 128,1536,16384 320,1280,16384 256,256,65536 512,512,32768 832,640,8192 4096,4096,4096"
          python3 benchmarks/api_vs_forced.py build/default bias_gelu_mul_permute_f16 $avfshapes 2>&1 | tee "$out/avf.txt"

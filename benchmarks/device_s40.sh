@@ -20,10 +20,7 @@ for phase in "$@"; do
            1152,4608,16384 2560,2048,4096 2>&1 | tee "$out/avf.txt" ;;
     r67check) ab r67check explore90r67_chain_f16 . - r67 384,384,24576 300,640,1000 704,960,10240
               grep -h WRONG "$out"/r67check_*.txt | head -5 ;;
-    r67) for x in ${SHAPES:-${r67shapes[*]}}; do
-           persweep r67 r67 explore90r67_chain_f16 60 "$x"
-           persweep r67 default bias_gelu_mul_permute_f16 60 "$x"
-         done ;;
+    r67) pairsweep r67 r67 explore90r67_chain_f16 60 ${SHAPES:-${r67shapes[*]}} ;;
     *) common_phase "$phase" ;;
   esac
   echo "$phase done at ${SECONDS}s"
