@@ -155,6 +155,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
 
 def make_parser() -> argparse.ArgumentParser:
+    from .buildenv import GB_PER_JOB  # imports nothing from the package
+
     p = argparse.ArgumentParser(prog="cutlass-splitk", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -175,7 +177,7 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("-o", "--out", help="output directory, sources under its src/ (default: build/<config name>)")
     b.add_argument("-j", "--jobs", type=int, default=None,
                    help="parallel nvcc jobs (default: $MAX_JOBS, else the CPUs this process may use, at most one per "
-                        "3 GB of available memory)")
+                        f"{GB_PER_JOB:g} GB of available memory)")
     b.add_argument("--op", action="append", help="build only this op (repeatable)")
     b.add_argument("--cache", help="object cache (default: $CUTLASS_SPLITK_CACHE or ~/.cache/cutlass-splitk)")
     b.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no slowest-units list")

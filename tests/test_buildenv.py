@@ -14,7 +14,7 @@ import pytest
 
 from cks_testutil import CONFIGS, MINIMAL_OP_YAML, MINIMAL_UNIT, fake_nvcc, write_yaml
 from cutlass_splitk import buildenv, codegen, cudakit, toolchain
-from cutlass_splitk.build import COMPILE_COMMANDS, build
+from cutlass_splitk.build import COMPILE_COMMANDS, build, compile_order
 from cutlass_splitk.buildenv import BuildError, Settings, default_jobs, gencode_flags, parse_arch_list
 from cutlass_splitk.cli import main
 from cutlass_splitk.config import load_config
@@ -67,10 +67,12 @@ def meminfo(tmp_path, available_kb=None) -> Path:
 def test_default_jobs(tmp_path):
     ten_gb = meminfo(tmp_path, int(10e9 / 1024))
     assert default_jobs({"MAX_JOBS": "3"}, cpus=64, meminfo=ten_gb) == buildenv.Jobs(3, "MAX_JOBS")
-    # CPUs this process may use, at most one per 3 GB available
-    assert default_jobs({}, cpus=16, meminfo=ten_gb) == buildenv.Jobs(
-        3, "16 usable CPUs, 10.0 GB available / 3 GB per nvcc = 3")
-    assert default_jobs({}, cpus=2, meminfo=ten_gb).count == 2
+    # CPUs this process may use, at most one per 7.5 GB available (the largest unit of the default config peaks
+    # at 7.1 GB)
+    assert default_jobs({}, cpus=16, meminfo=ten_gb).count == 1
+    assert default_jobs({}, cpus=16, meminfo=meminfo(tmp_path, int(24e9 / 1024))) == buildenv.Jobs(
+        3, "16 usable CPUs, 24.0 GB available / 7.5 GB per nvcc = 3")
+    assert default_jobs({}, cpus=2, meminfo=meminfo(tmp_path, int(20e9 / 1024))).count == 2
     assert default_jobs({}, cpus=8, meminfo=meminfo(tmp_path, 1000)).count == 1  # never 0
     assert default_jobs({}, cpus=4, meminfo=meminfo(tmp_path)) == buildenv.Jobs(4, "4 usable CPUs")
     for bad in ("0", "-2", "four", "2.5"):
@@ -335,13 +337,31 @@ def test_slowest_units_and_progress(tmp_path, fake, capsys, monkeypatch):
     assert all(s.endswith(" (cached)") for s in captured.err.splitlines())
 
 
+def test_compile_order_starts_the_slow_kinds_first_and_each_text_once():
+    """The pool starts each distinct unit once, sm90 units (35-125 s each) before sm80 ones (23-33 s) before
+    library.cu (1-2 s), so the jobs end together; repeats of a text (the partial GEMMs that ops share) come last,
+    where they find the object cached instead of holding a job while the first compile runs."""
+    units = codegen.render(load_config(CONFIGS / "default.yaml"))
+    order = compile_order(units)
+    assert sorted(u.relpath for u in order) == sorted(u.relpath for u in units)
+    kinds = [u.backend or "library" for u in order]
+    distinct = len({(u.backend, u.text) for u in units})
+    assert kinds[:distinct] == ["sm90"] * 14 + ["sm80"] * 8 + ["library"] * 8  # 8 group units + 6 partial units
+    assert all(k == "sm90" for k in kinds[distinct:]) and len(order) - distinct == 18  # 24 partial units, 6 distinct
+    assert [u.relpath for u in order[:3]] == ["linear_f16/sm90.cu",
+                                              "linear_f16/partial_f16_tn_t128x112x64_t128x128x64_t128x144x64_swab.cu",
+                                              "linear_f16/partial_f16_tn_t128x176x64_swab_t128x208x64_swab_t128x80x64_swab.cu"]
+    assert [u.relpath for u in order if u.backend == "sm80"] == [f"{op.name}/sm80.cu" for op in load_config(
+        CONFIGS / "default.yaml").ops]
+
+
 def test_no_op_rebuild_of_the_default_config_is_fast(tmp_path, fake):
     kw = dict(out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", progress=False, toolchain=fake)
     first = build(CONFIGS / "default.yaml", **kw)
     # every distinct unit once: the sm90 partial GEMMs that ops share compile once (8 ops x
-    # sm80, sm90_1, sm90_2, library + the 4 ops without E or permute's sm90_3 + 18 distinct partial GEMMs)
+    # sm80, sm90, library + 6 distinct partial GEMM units: three per dtype)
     units = codegen.render(load_config(CONFIGS / "default.yaml"))
-    assert first.compiled == len({u.text for u in units}) == 54 < len(units)
+    assert first.compiled == len({u.text for u in units}) == 30 < len(units)
     start = time.monotonic()
     again = build(CONFIGS / "default.yaml", **kw)
     elapsed = time.monotonic() - start

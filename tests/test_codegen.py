@@ -128,18 +128,29 @@ def test_describe_round_trips_through_opspec(minimal_config):
 
 
 def test_unit_count_for_the_shipped_configs():
+    from cutlass_splitk.backends.sm80 import codegen as sm80_codegen
+    from cutlass_splitk.backends.sm90 import codegen as sm90_codegen
+
     for name in ("default", "epilogues"):
         config = load_config(CONFIGS / f"{name}.yaml")
         units = codegen.render(config)
-        # per op: its groups of each backend in units of at most GROUPS_PER_UNIT, one unit per
-        # distinct sm90 partial GEMM, library.cu
-        per_unit = backend_units.GROUPS_PER_UNIT
-        expected = sum(sum(-(-len({v.group for v in op.variants if v.backend is b}) // per_unit) for b in Backend)
-                       + len({v.group for v in op.variants if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL})
-                       + 1 for op in config.ops)
+        # per op: its sm80 groups in units of at most seven; its sm90 groups in units of at most seven
+        # with serial or stream-K variants (the parallel-only ones between them); its sm90 partial GEMMs,
+        # three tile shapes a unit; library.cu
+        expected = 0
+        for op in config.ops:
+            sm80 = {v.group for v in op.variants if v.backend is Backend.SM80}
+            sm90 = {v.group for v in op.variants if v.backend is Backend.SM90}
+            kernels = {v.group for v in op.variants if v.backend is Backend.SM90 and v.mode is not SplitMode.PARALLEL}
+            shapes = {sm90_codegen.shape_name(v) for v in op.variants
+                      if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL}
+            expected += (-(-len(sm80) // sm80_codegen.KERNEL_GROUPS_PER_UNIT)
+                         + (max(1, -(-len(kernels) // sm90_codegen.KERNEL_GROUPS_PER_UNIT)) if sm90 else 0)
+                         + -(-len(shapes) // sm90_codegen.PARTIAL_SHAPES_PER_UNIT) + 1)
         assert len(units) == expected
         assert len({u.relpath for u in units}) == len(units)
-        # every variant's entry points in exactly one unit, library.cu last
+        # every variant's entry points in exactly one unit, library.cu last; every parallel sm90 group's
+        # partial GEMM in exactly one partial unit
         for op in config.ops:
             mine = [u for u in units if u.op == op.name]
             assert [u.name for u in mine][-1] == "library"
@@ -147,26 +158,32 @@ def test_unit_count_for_the_shipped_configs():
             for v in op.variants:
                 (unit,) = [u for u in mine if v.name in u.variants]
                 assert f"namespace group_{v.group} {{" in unit.text and f"int cks_{v.name}_run(" in unit.text
+                if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL:
+                    gemm = re.search(r"using Gemm = (cks::sm90::GemmConfig<[^;]*>);", unit.text[
+                        unit.text.index(f"namespace group_{v.group} {{"):]).group(1)
+                    declared = re.sub(r"\s+", " ", f"template struct cks::sm90::PartialGemm<{gemm}>;")
+                    assert sum(re.sub(r"\s+", " ", u.text).count(declared)
+                               for u in mine if u.name.startswith("partial_")) == 1
         if name == "default":
-            # every sm80 shape is built in both split modes; each op's sm80 groups fit one unit,
-            # its twelve sm90 groups (since session 23 the 128x256 split-1 tile in 2x1 and 1x2 clusters, the 128x192
-            # one and the 64x64 parallel one, since session 24 the 128x128 parallel one without a cluster; thirteen
-            # for the ops without E or permute: the ping-pong 128x128 tile) two (seven a unit since session 25); since
-            # session 37 fourteen (the 128x112 parallel tile in 1x2 and 2x1 clusters and the swapped 128x80 one in, the
-            # 128x256 parallel one out), fifteen and a third unit for the ops without E or permute; the sm90 partial
-            # GEMMs (nine per op: the 128x128 tile in 1x2, since session 22 2x1 and since session 24 1x1 clusters among
-            # them, since session 23 the 64x64 one, since session 37 the three new tiles) are shared by the ops of one
-            # dtype: one distinct text per (dtype, GEMM shape)
+            # every sm80 shape is built in both split modes; each op's sm80 groups fit one unit. Its sm90
+            # groups: seventeen (eighteen for the ops without E or permute: the ping-pong 128x128 tile), since
+            # session 41 with round 67's three swapped wide tiles; their six (seven) with serial or stream-K
+            # variants in one unit. The partial GEMMs (twelve per op, nine tile shapes) are shared by the ops
+            # of one dtype: three units per dtype
             for op in config.ops:
                 sm80 = [v for v in op.variants if v.backend is Backend.SM80]
                 assert len(sm80) == 2 * len({v.group for v in sm80})
-                groups = 15 if op.epilogue.tma_in_kernel else 14
+                groups = 18 if op.epilogue.tma_in_kernel else 17
                 assert len({v.group for v in op.variants if v.backend is Backend.SM90}) == groups
                 assert [u.name for u in units if u.op == op.name and not u.name.startswith("partial_")] == [
-                    "sm80", "sm90_1", "sm90_2", *(["sm90_3"] if op.epilogue.tma_in_kernel else []), "library"]
+                    "sm80", "sm90", "library"]
             partials = [u for u in units if u.name.startswith("partial_")]
-            assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 18
-            assert len(partials) == 9 * len(config.ops)
+            assert [u.name for u in partials if u.op == "linear_f16"] == [
+                "partial_f16_tn_t128x112x64_t128x128x64_t128x144x64_swab",
+                "partial_f16_tn_t128x176x64_swab_t128x208x64_swab_t128x80x64_swab",
+                "partial_f16_tn_t64x128x64_t64x16x128_swab_t64x64x64"]
+            assert len({u.text for u in partials}) == len({(u.name) for u in partials}) == 6
+            assert len(partials) == 3 * len(config.ops)
 
 
 def test_groups_beyond_one_unit_are_split_in_order():
@@ -174,8 +191,46 @@ def test_groups_beyond_one_unit_are_split_in_order():
     units = codegen.render(parse_config(text, "x.yaml"))
     assert [u.relpath for u in units] == ["tiny_f16/sm80_1.cu", "tiny_f16/sm80_2.cu", "tiny_f16/library.cu"]
     groups = [re.findall(r"^namespace group_(\w+) \{$", u.text, re.M) for u in units[:2]]
-    assert [len(g) for g in groups] == [7, 2] and groups[0] + groups[1] == sorted(groups[0] + groups[1])
-    assert backend_units.batches("sm90", []) == [] and backend_units.batches("sm90", ["a"]) == [("sm90", ["a"])]
+    # nine groups at seven a unit: two units, the groups spread evenly in order
+    assert [len(g) for g in groups] == [5, 4] and groups[0] + groups[1] == sorted(groups[0] + groups[1])
+    assert backend_units.batches("sm90", [], 4) == [] and backend_units.batches("sm90", ["a"], 4) == [("sm90", ["a"])]
+
+
+def test_units_hold_a_few_kernel_groups_and_the_parallel_only_ones_between_them():
+    """A unit holds at most the backend's number of groups that compile a GEMM kernel (upper case here),
+    spread evenly over as few units as that takes; the groups that do not (lower case: an sm90 group of
+    parallel variants only, whose kernel is its partial unit's) ride along in order, since they cost
+    ~0.5 s and no memory to speak of."""
+    def cut(groups, limit):
+        return [(name, "".join(chunk)) for name, chunk in backend_units.batches("sm90", list(groups), limit, str.isupper)]
+
+    assert cut("abCdEFgHIjk", 4) == [("sm90_1", "abCdEFg"), ("sm90_2", "HIjk")]
+    assert cut("ABCDE", 4) == [("sm90_1", "ABC"), ("sm90_2", "DE")]
+    assert cut("ABCD", 4) == [("sm90", "ABCD")]
+    assert cut("abcdefghij", 4) == [("sm90", "abcdefghij")]  # no kernel group: one unit
+    assert cut("aBCDEFGHIJ", 3) == [("sm90_1", "aBCD"), ("sm90_2", "EFG"), ("sm90_3", "HIJ")]
+
+
+def test_sm90_partial_gemms_are_packed_by_tile_shape():
+    """The partial GEMMs of one tile shape (every cluster, schedule and stage count of it) share a unit, since
+    cicc compiles once what they share (the 128x128 tile in three clusters: 44 s, against 42 s for one);
+    three shapes a unit, in the shapes' order."""
+    text = ("ops:\n  p_bf16:\n    dtype: bf16\n    variants:\n"
+            "      - {backend: sm90, tile: [[128, 128, 64]], cluster: [[1, 2], [2, 1]], split_k: {parallel: [2]}}\n"
+            "      - {backend: sm90, tile: [[128, 80, 64], [128, 144, 64]], cluster: [[1, 2]], swap_ab: true,\n"
+            "         split_k: {parallel: [2]}}\n"
+            "      - {backend: sm90, tile: [[64, 64, 64]], split_k: {parallel: [2], serial: [1]}}\n"
+            "      - {backend: sm90, tile: [[64, 16, 128]], swap_ab: true, split_k: {parallel: [4]}}\n")
+    units = {u.name: u.text for u in codegen.render(parse_config(text, "x.yaml")) if u.name.startswith("partial_")}
+    assert sorted(units) == ["partial_bf16_tn_t128x128x64_t128x144x64_swab_t128x80x64_swab",
+                             "partial_bf16_tn_t64x16x128_swab_t64x64x64"]
+    first = units["partial_bf16_tn_t128x128x64_t128x144x64_swab_t128x80x64_swab"]
+    assert re.findall(r"/\*tile=\*/(\d+), (\d+), 64, /\*cluster=\*/(\d), (\d)", first) == [
+        ("128", "128", "1", "2"), ("128", "128", "2", "1"), ("128", "144", "1", "2"), ("128", "80", "1", "2")]
+    assert first.count("/*swap AB=*/true") == 2 and "bf16" in first
+    assert first.count("// wgmma m64n144k16") == first.count("// wgmma m64n80k16") == 1
+    second = units["partial_bf16_tn_t64x16x128_swab_t64x64x64"]
+    assert re.findall(r"/\*tile=\*/(\d+), (\d+),", second) == [("64", "16"), ("64", "64")]
 
 
 # --- writing ---------------------------------------------------------------------------------------------------

@@ -17,6 +17,13 @@ from cutlass_splitk.spec import Backend, DType, KernelVariant, Schedule, Sm80Par
 
 # An H100 SXM as DeviceInfo.from_properties models it (132 SMs, 3.0 TB/s, 2.95 TFLOP/s per SM).
 DEVICE = DeviceInfo("fake H100", sm_count=132, bandwidth=3.0e12, mma_flops_per_sm=2.95e12)
+# Round 67's swapped wide tiles (in configs/default.yaml since session 41): tests of terms fitted on sweeps of the grid
+# before them rank that grid.
+ROUND_67_TILES = ((128, 144, 64), (128, 176, 64), (128, 208, 64))
+
+
+def before_round_67(variants):
+    return [v for v in variants if v.tile not in ROUND_67_TILES]
 
 # The mechanism tests use their own tile set (3 tiles x 2 modes x 5 splits = 30 candidates),
 # independent of what configs/default.yaml ships.
@@ -383,28 +390,30 @@ def test_sm90_ping_pong_pair_shows_a_gelu_epilogue_longer_than_a_tiles_mmas():
     assert g.predicted_us == lin.predicted_us
 
 
-def test_sm90_medium_shapes_take_round_67s_swapped_wide_tiles_where_listed():
+def test_sm90_medium_shapes_take_round_67s_swapped_wide_tiles():
     # Round 67 (session 40, H100, benchmarks/explore_sm90_r67.yaml): on medium (prefill-sized) shapes the chain lost to
     # the eager chain; cuBLAS fits its tile to M. Swapped 128x144 / 128x176 / 128x208 tiles (the op's M along their
-    # 144-208 columns) at parallel split 1-3 ran 0.78-0.98x the shipped grid's best on twelve such shapes, and the
-    # model's pick with them in the pool a median 0.90x on sixteen held-out ones. They are not in configs/default.yaml
-    # (its cold build would take 17.9 minutes on two cores, over the 15-minute budget): a grid that lists them gets
-    # them where they were measured best, e.g. 288 x 13824 x 1024 (two tile rows of 144: 34.5 us against the 128x256
-    # tile's 43.4) and 320 x 7168 x 12288 (104.3 against 131.9).
+    # 144-208 columns) at parallel split 1-3 ran 0.78-0.98x the earlier grid's best on twelve such shapes, and the
+    # model's pick with them in the pool a median 0.90x on sixteen held-out ones. configs/default.yaml lists them since
+    # session 41 (their build fits the 15-minute budget with the units packed by kernel groups and tile shapes): the
+    # model takes them where they were measured best, e.g. 288 x 13824 x 1024 (two tile rows of 144: 34.5 us against
+    # the 128x256 tile's 43.4) and 320 x 7168 x 12288 (104.3 against 131.9).
     chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
-    r67 = load_config(Path(__file__).resolve().parent.parent / "benchmarks" / "explore_sm90_r67.yaml").ops[0].variants
-    pool = [*chain.variants, *(v for v in r67 if v.params.cluster == (2, 1))]
-    for (m, n, k), (tile, split), shipped in (
-            ((288, 13824, 1024), ((128, 144, 64), 1), ((128, 256, 64), 1)),  # the shipped grid's pick and best: 43.4 us
+    wide = [v for v in chain.variants if v.backend is Backend.SM90 and v.params.swap_ab and v.tile[1] in (144, 176, 208)]
+    assert sorted(v.tile[1] for v in wide) == [144, 176, 208]
+    assert all(v.mode is SplitMode.PARALLEL and v.splits == (1, 2, 3) and v.params.cluster == (2, 1) for v in wide)
+    earlier = [v for v in chain.variants if v not in wide]
+    for (m, n, k), (tile, split), before in (
+            ((288, 13824, 1024), ((128, 144, 64), 1), ((128, 256, 64), 1)),  # the earlier grid's pick and best: 43.4 us
             ((320, 7168, 12288), ((128, 176, 64), 1), ((128, 256, 64), 1)),  # 131.9, also its best
             ((960, 4608, 4096), ((128, 144, 64), 1), ((128, 192, 64), 1))):  # 79.0
-        first = rank(chain.variants, m, n, k, DEVICE, archs=(80,), activation=True)[0]
-        assert (first.variant.tile, first.split) == shipped
-        best = rank(pool, m, n, k, DEVICE, archs=(80,), activation=True)[0]
+        first = rank(earlier, m, n, k, DEVICE, archs=(80,), activation=True)[0]
+        assert (first.variant.tile, first.split) == before
+        best = rank(chain.variants, m, n, k, DEVICE, archs=(80,), activation=True)[0]
         assert (best.variant.tile, best.variant.params.swap_ab, best.mode, best.split) == (
             tile, True, SplitMode.PARALLEL, split), (m, n, k, best.describe())
     # the op's M runs along the kernel's N: 288 = 2 tiles of 144, 13824 = 108 of 128, in 2x1 clusters along the weight
-    c = rank(pool, 288, 13824, 1024, DEVICE, archs=(80,), activation=True)[0]
+    c = rank(chain.variants, 288, 13824, 1024, DEVICE, archs=(80,), activation=True)[0]
     assert c.terms[0] == 2 * 108 and c.parts == 1
 
 
@@ -421,12 +430,13 @@ def test_sm90_serial_split_pays_part_of_a_fix_up_again_per_further_wave(monkeypa
     assert timemodel.SM90_FIXUP_WAVE == 0.4
     shipped = timemodel.predict(serial, 704, 6144, 4096, 2, DEVICE)
     assert shipped.terms[0] == 6 * 48 * 2 and shipped.terms[2] == 5  # work units (2x1 clusters: M padded to 768), waves
-    best = rank(chain.variants, 704, 6144, 4096, DEVICE, archs=(80,))[0]
+    swept = before_round_67(chain.variants)  # the grid those sweeps had
+    best = rank(swept, 704, 6144, 4096, DEVICE, archs=(80,))[0]
     assert (best.variant.tile, best.split) == ((128, 192, 64), 1)
     monkeypatch.setattr(timemodel, "SM90_FIXUP_WAVE", 0.0)
     off = timemodel.predict(serial, 704, 6144, 4096, 2, DEVICE)
     assert shipped.predicted_us - off.predicted_us == pytest.approx(4 * 0.4 * fixup, rel=1e-9)
-    first = rank(chain.variants, 704, 6144, 4096, DEVICE, archs=(80,))[0]  # what the model picked before
+    first = rank(swept, 704, 6144, 4096, DEVICE, archs=(80,))[0]  # what the model picked before
     assert (first.variant, first.split) == (serial, 2)
     # one wave: the chain alone, as before (256 x 4096 x 4096: 2 x 32 tiles x 2 partitions = 128 units)
     one = timemodel.predict(serial, 256, 4096, 4096, 2, DEVICE)
@@ -450,7 +460,8 @@ def test_sm90_one_underfilled_wave_runs_each_cta_faster():
     underfill = (132 / 84) ** timemodel.SM90_UNDERFILL_EXPONENT
     flops = 2.0 * 128 * 256 * 8192 / (timemodel.SM90_FLOPS_PER_SM * underfill) * 1e6
     assert c.terms[6] == pytest.approx(flops + timemodel.SM90_WAVE_OVERHEAD_US, rel=1e-12)
-    best = rank(chain.variants, 300, 7168, 8192, DEVICE, archs=(80,))[0]  # the best on an H100 too (session 37)
+    # the best of the grid before round 67 on an H100 too (session 37)
+    best = rank(before_round_67(chain.variants), 300, 7168, 8192, DEVICE, archs=(80,))[0]
     assert (best.variant, best.split) == (v, 1)
     # more than one wave: the fitted rate, and a last round of fewer CTAs (512 = 3 x 132 + 116) a whole wave's time
     full = timemodel.predict(v, 4096, 4096, 4096, 1, DEVICE)
@@ -470,16 +481,18 @@ def test_sm90_stream_k_pays_a_pipeline_fill_per_tile_an_sm_takes():
     # outnumber the SMs many times, stream-K measured level with split 1 of the same tile (8192 x 8192 x 512,
     # 128x128 c2x1: 181.8 against 182.3 us) and slower than the 128x256 split-1 tile (152.6), which the
     # model ranked behind stream-K while it charged stream-K one pipeline fill in all (1.19x the best).
-    sk = next(v for v in SHIPPED_SM90 if v.mode is SplitMode.STREAM_K)
-    one = next(v for v in SHIPPED_SM90 if v.mode is SplitMode.SERIAL and v.tile == sk.tile
-               and v.params.cluster == sk.params.cluster)
+    # (configs/default.yaml lists no stream-K since session 41: the same tile's stream-K variant beside its grid)
+    one = next(v for v in SHIPPED_SM90 if v.mode is SplitMode.SERIAL and v.tile == (128, 128, 64)
+               and v.params.cluster == (2, 1) and v.params.schedule is Schedule.COOPERATIVE)
+    sk = replace(one, mode=SplitMode.STREAM_K, splits=(1,))
+    assert not any(v.mode is SplitMode.STREAM_K for v in SHIPPED_SM90)
     for m, n, k in ((8192, 8192, 512), (16384, 4096, 512)):
         tiles = -(-m // 128) * -(-n // 128)  # 4096: 31 per SM
         s, o = timemodel.predict(sk, m, n, k, 1, DEVICE, True), timemodel.predict(one, m, n, k, 1, DEVICE, True)
         flops = 2.0 * 128 * 128 * k * tiles / (DEVICE.sm_count * timemodel.SM90_FLOPS_PER_SM) * 1e6
         assert s.terms[6] == pytest.approx(flops + timemodel.SM90_WAVE_OVERHEAD_US * tiles / DEVICE.sm_count, rel=1e-12)
         assert s.terms[6] == pytest.approx(o.terms[6], rel=0.04)  # level with 32 waves of split 1
-        coop = [v for v in SHIPPED_SM90 if v.params.schedule is Schedule.COOPERATIVE]  # (the ping-pong tile: the test above)
+        coop = [sk, *(v for v in SHIPPED_SM90 if v.params.schedule is Schedule.COOPERATIVE)]  # (ping-pong: the test above)
         best = rank(coop, m, n, k, DEVICE, tma_epilogue=True)[0]
         assert (best.variant.mode, best.variant.tile, best.split) == (SplitMode.SERIAL, (128, 256, 64), 1)
     # few tiles (skinny): one work unit per SM, one fill, as before
@@ -792,7 +805,7 @@ def test_the_gpc_order_moves_the_measured_picks(m, n, k, off, on):
     # Session 38's refit takes 128x128 1x2 at split 8 on 512^2 x 32768 with the order on too: the 64x128 tile's 32.8
     # against 37.1 in session 30 was 39.1 against 37.3 in session 38's sweep (36.2 in its bench), no longer listed.
     op = next(o for o in load_config(CONFIGS / "default.yaml").ops if o.name == "bias_gelu_mul_permute_f16")
-    grid = [v for v in op.variants if v.tile not in ((128, 112, 64), (128, 80, 64))]
+    grid = [v for v in before_round_67(op.variants) if v.tile not in ((128, 112, 64), (128, 80, 64))]
     h100 = DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0, 120)
     for dev, want in ((h100, off), (replace(h100, gpc_order=True), on)):
         pick = rank(grid, m, n, k, dev, None, op.archs, op.epilogue.tma_in_kernel, op.epilogue.transcendental)[0]
@@ -811,7 +824,9 @@ def test_the_gpc_order_moves_the_measured_picks(m, n, k, off, on):
     (896, 896, 16384, "t128x112x64_c1x2_coop_sauto_a8 2"),  # 47.6 against 50.4
     (160, 2560, 12288, "t128x80x64_c1x2_coop_sauto_a8_swab 3"),  # 29.5 against 36.2 (64x128 ping-pong)
     (832, 640, 8192, "t128x112x64_c1x2_coop_sauto_a8 3"),  # 20.9 against 25.4 (22.0 against 24.8 in session 38)
-    (300, 2560, 32768, "t128x80x64_c1x2_coop_sauto_a8_swab 3"),  # 109.0 against 123.8
+    # 109.0 against 123.8; since session 41 round 67's swapped 128x176 tile: 93.7 against the 128x80 tile's 106.1
+    # (benchmarks/sweep_changed_picks_session40d_h100.json)
+    (300, 2560, 32768, "t128x176x64_c2x1_coop_sauto_a8_swab 3"),
     (300, 1024, 32768, "t128x80x64_c1x2_coop_sauto_a8_swab 4"),  # 43.8 against 49.7
     (640, 512, 8192, "t128x80x64_c1x2_coop_sauto_a8_swab 4"),  # 15.1 against 16.9
     (1024, 1024, 16384, "t128x128x64_c1x2_coop_sauto_a8 2"),  # where 128 columns fill the SMs, still 128: 54.3

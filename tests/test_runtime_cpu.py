@@ -652,8 +652,8 @@ def test_dispatch_arguments_are_validated_for_empty_problems(linear, launches, m
         f"linear_f16: variant='nope' was not built; built variants: {names}"
     assert raises(ValueError, lambda: linear(a, b, split_k=9)).startswith(
         "linear_f16: split_k=9 is not available; built split factors: ")
-    assert raises(ValueError, lambda: linear(a, b, split_k=1, mode="parallel")).startswith(
-        "linear_f16: split_k=1 is not available in mode parallel; built split factors: ")
+    assert raises(ValueError, lambda: linear(a, b, split_k=3, mode="serial")).startswith(
+        "linear_f16: split_k=3 is not available in mode serial; built split factors: ")
     # valid choices still return the (empty / epilogue-only) result without a launch
     assert linear(a, b, split_k=1, mode="serial").shape == (m, n)
     assert not launches
@@ -862,9 +862,9 @@ def test_dispatch_split_k_not_built():
     assert raises(ValueError, lambda: op(a_(), w_(), split_k=9)) == (
         "linear_f16: split_k=9 is not available; built split factors: "
         "[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24, 32, 48, 64]")
-    assert raises(ValueError, lambda: op(a_(), w_(), split_k=1, mode="parallel")) == (
-        "linear_f16: split_k=1 is not available in mode parallel; built split factors: "
-        "[2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24, 32, 48, 64]")
+    # (parallel split 1 is built since session 41: round 67's swapped wide tiles run one K slice)
+    assert raises(ValueError, lambda: op(a_(), w_(), split_k=3, mode="serial")) == (
+        "linear_f16: split_k=3 is not available in mode serial; built split factors: [1, 2, 4, 8, 16]")
     assert op.bound.calls == []
 
 

@@ -240,7 +240,7 @@ def test_mixed_backends_in_one_op_and_the_manifest_round_trip():
     assert [(u.name, u.backend, u.targets) for u in units] == [
         ("sm80", "sm80", ("80",)),
         ("sm90", "sm90", ("90a",)),
-        ("partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8", "sm90", ("90a",)),
+        ("partial_f16_tn_t128x128x64", "sm90", ("90a",)),
         ("library", "", ("80",)),
     ]
 
@@ -279,11 +279,11 @@ extern "C" CKS_EXPORT int cks_h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_r
 }
 }  // namespace group_sm90_t128x128x64_c1x1_coop_sauto_a8
 """
-    assert partial.name == "partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8" and partial.variants == ()
+    assert partial.name == "partial_f16_tn_t128x128x64" and partial.variants == ()
     assert partial.text == """\
 // generated from x.yaml by cutlass-splitk; do not edit
-// sm90 partial GEMM (f32 partials of K slices) for partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8: one unit shared by every op
-// of this config that uses it (same text, so the object cache compiles it once)
+// sm90 partial GEMMs (f32 partials of K slices), f16 tn, tiles t128x128x64: one unit shared by every op
+// of this config that uses the same ones (same text, so the object cache compiles it once)
 #include "sm90_partial_impl.cuh"
 
 template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true,
@@ -491,16 +491,18 @@ def test_units_of_other_width_tiles_carry_their_wgmma():
     assert fma.count('"%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"\n'
                      '                 "}, %80, %81, p, 1, 1, %83, %84;\\n}\\n"\n') == 1
     assert fma.count('setp.ne.b32 p, %82, 0;') == 1 and fma.count('"+f"(d079)\n') == 1 and "bf16" not in fma
-    partial = units["partial_f16_tn_sm90_t128x160x64_c1x1_coop_sauto_a8"]
+    # both tiles' partial GEMMs in one unit (two shapes a unit), the wide one's instruction after the includes
+    partial = units["partial_f16_tn_t128x128x64_t128x160x64"]
     assert '#include "sm90_partial_impl.cuh"\n// wgmma m64n160k16 ' in partial
-    standard = units["partial_f16_tn_sm90_t128x128x64_c1x1_coop_sauto_a8"]
-    assert "wgmma" not in standard and standard == codegen.render(parse_config(SM90_YAML, "x.yaml"))[1].text
+    assert partial.count("template struct cks::sm90::PartialGemm<") == 2 and partial.count("WideWgmmaSS<") == 1
+    standard = codegen.render(parse_config(SM90_YAML, "x.yaml"))[1].text
+    assert "wgmma" not in standard
     assert not any("EXTENDED" in t for t in units.values())
     # 112 columns: parallel only (the in-kernel epilogue stages 32-column chunks), so only its partial unit
     wide = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 112, 64]]\n")
     units = {u.name: u.text for u in codegen.render(parse_config(wide, "x.yaml"))}
     assert "wgmma" not in units["sm90"]
-    partial = units["partial_f16_tn_sm90_t128x112x64_c1x1_coop_sauto_a8"]
+    partial = units["partial_f16_tn_t128x112x64"]
     assert '#include "sm90_partial_impl.cuh"\n// wgmma m64n112k16 (sm90_wide_mma.cuh): the tile N 112 in one ' \
            'instruction, 56 f32 accumulators a thread\n' in partial
 

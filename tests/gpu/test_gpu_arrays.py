@@ -133,7 +133,7 @@ def test_cupy_current_stream_set_by_use_is_kept(lib, mode, split):
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
-@pytest.mark.parametrize("mode,split", MODES + [("stream_k", 1)])
+@pytest.mark.parametrize("mode,split", MODES + [("parallel", 1)])
 def test_cupy_arrays_on_the_second_device(lib, mode, split):
     """CuPy arrays on device 1, called the CuPy way (inside ``cupy.cuda.Device(1)``, on a stream of that
     device): the same bits as torch's call on device 0, in CuPy on device 1, on the full path and on

@@ -95,28 +95,35 @@ def test_cuda_graph_replay(lib, mode, split):
         assert torch.equal(static_out, expect), f"replay {seed} differs from eager"
 
 
-@pytest.mark.parametrize("op_name,mode,split", [("linear_bias_gelu_f16", "serial", 8),
-                                               ("linear_bias_gelu_f16", "parallel", 16),
-                                               ("bias_gelu_mul_permute_f16", "serial", 1),
-                                               ("bias_gelu_mul_permute_f16", "stream_k", 1),
-                                               ("bias_gelu_mul_permute_f16", "parallel", 4)])
-def test_replayed_launches_match_direct_ones(lib, monkeypatch, op_name, mode, split):
+@pytest.mark.parametrize("build,op_name,mode,split", [("default", "linear_bias_gelu_f16", "serial", 8),
+                                                     ("default", "linear_bias_gelu_f16", "parallel", 16),
+                                                     ("default", "bias_gelu_mul_permute_f16", "serial", 1),
+                                                     ("default", "bias_gelu_mul_permute_f16", "parallel", 1),
+                                                     ("default", "bias_gelu_mul_permute_f16", "parallel", 4),
+                                                     # stream-K: configs/epilogues.yaml (default lists none)
+                                                     ("epilogues", "gelu_tanh_add_bf16", "stream_k", 1)])
+def test_replayed_launches_match_direct_ones(libs, monkeypatch, build, op_name, mode, split):
     """From the second call with the same arguments on, the library replays its launches as a
     CUDA graph (cks_replay.cuh): every call (direct, recorded, replayed; new values in the same
     tensors between calls) gives the bits of direct launches (CUTLASS_SPLITK_GRAPHS=0), on the
     H100 with each backend the op runs there."""
-    op = getattr(lib, op_name)
-    a, w, bias, e = _inputs(77, 512, 4096, 31)
+    if build not in libs:
+        pytest.skip(f"build/{build} is not built")
+    op = getattr(libs[build], op_name)
+    dtype = torch.bfloat16 if op_name.endswith("_bf16") else torch.float16
+    a, w, bias, e = _inputs(77, 512, 4096, 31, dtype)
     kw = {"bias": bias}
     if op_name.startswith("bias_gelu_mul_permute"):
         kw.update(e=e, view=(7, 11, 4, 128))
-    out = torch.empty(op(a, w.t(), split_k=split, mode=mode, **kw).shape, device="cuda", dtype=torch.float16)
+    elif op_name.startswith("gelu_tanh_add"):
+        kw.update(e=e)
+    out = torch.empty(op(a, w.t(), split_k=split, mode=mode, **kw).shape, device="cuda", dtype=dtype)
     results = {}
     for graphs in ("1", "0"):
         monkeypatch.setenv("CUTLASS_SPLITK_GRAPHS", graphs)
         got = []
         for seed in range(40, 45):
-            a2, w2, bias2, e2 = _inputs(77, 512, 4096, seed)
+            a2, w2, bias2, e2 = _inputs(77, 512, 4096, seed, dtype)
             for t, new in ((a, a2), (w, w2), (bias, bias2), (e, e2)):
                 t.copy_(new)
             out.fill_(float("nan"))
@@ -273,7 +280,7 @@ def test_second_device(lib):
 
 
 @two_gpus
-@pytest.mark.parametrize("mode,split", [("serial", 8), ("parallel", 16), ("stream_k", 1), (None, None)])
+@pytest.mark.parametrize("mode,split", [("serial", 8), ("parallel", 16), ("parallel", 1), (None, None)])
 def test_two_devices_interleaved(lib, mode, split):
     """The chain on both GPUs in turn: each device's operands with the other device current, then on a
     side stream of their own device; a smaller problem between the larger ones (each device's workspace

@@ -1,14 +1,26 @@
 """The sm90 backend's translation units, per op:
 
-* the op's *groups*, one per (tile, cluster, schedule, stages), up to
-  ``units.GROUPS_PER_UNIT`` per unit (``templates/unit.cu.in``): each group
+* the op's *groups*, one per (tile, cluster, schedule, stages), at most
+  ``KERNEL_GROUPS_PER_UNIT`` with serial or stream-K variants per unit, parallel-only groups
+  between them (``units.batches``; ``templates/unit.cu.in``): each group
   (``templates/group.cu.in``, in a namespace of its own) has its variants' entry points
   (``entry.cu.in``), instantiating SplitKGemm (serial, stream-K: the fused-epilogue kernel)
   and ParallelGemm (the reduction and the host code);
-* one *partial* unit per group with parallel variants (``templates/partial.cu.in``): the
-  batched f32 partial GEMM, which does not depend on the op's epilogue. Its text names only
-  the dtype, layout and GEMM shape, so every op of a config that needs the same one has the
-  same text, and the content-hashed object cache compiles it once.
+* the *partial* units (``templates/partial.cu.in``): the batched f32 partial GEMMs of the groups
+  with parallel variants, which do not depend on the op's epilogue, packed by tile shape:
+  ``PARTIAL_SHAPES_PER_UNIT`` shapes (tile and swap) a unit, each shape's clusters, schedules
+  and stages together. Their text names only the dtype, layout and GEMM shapes, so every op of
+  a config with the same parallel groups has the same texts, and the content-hashed object
+  cache compiles them once.
+
+Measured (session 41, nvcc 13.0, 2 cores, two compiles at once): one partial GEMM compiles in
+42 s (24 s of it cicc) and peaks at 2.9 GB; the 128x128 tile in three clusters in one unit, 44 s
+and 3.0 GB (cicc compiles what the clusters share once); two shapes a unit 50-65 s and 4-4.6 GB,
+three 67-98 s and 4.6-5.4 GB (the default config's ten pair units 515 s in one cold build, its six
+triple units 473 s in a rebuild right after). Group units: the seven groups with serial or
+stream-K variants of an op without E or a permute (CUTLASS's TMA epilogue in the kernel) and its
+eleven parallel-only groups compile in 125.5 s as one unit (7.1 GB), against 85.4 + 77.0 s as two
+of four and three; the shipped ops have at most seven, so each op's sm90 groups are one unit.
 
 A unit that instantiates the main loop of a tile whose width is outside CUTLASS's standard wgmma
 set (``rules.extended_mma``: tile N not 16, 32, 64, 96, 128, 192 or 256) gets that width's m64nNk16
@@ -32,6 +44,8 @@ from .. import units
 from . import rules
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
+KERNEL_GROUPS_PER_UNIT = 7  # with serial or stream-K variants (units.py)
+PARTIAL_SHAPES_PER_UNIT = 3
 SCHEDULE_CPP: Dict[Schedule, str] = {Schedule.COOPERATIVE: "cks::sm90::Schedule::kCooperative",
                                      Schedule.PINGPONG: "cks::sm90::Schedule::kPingpong"}
 MODE_CPP: Dict[SplitMode, str] = {SplitMode.SERIAL: "cks::sm90::SplitKGemm<Config, false>",
@@ -57,9 +71,9 @@ def _gemm_fields(op: OpSpec, v: KernelVariant) -> Dict[str, str]:
     }
 
 
-def partial_name(op: OpSpec, v: KernelVariant) -> str:
-    """The partial GEMM unit's name: what its code depends on, and nothing of the op."""
-    return f"partial_{op.dtype.value}_{op.layout.value}_{v.group}"
+def shape_name(v: KernelVariant) -> str:
+    """A partial GEMM's tile shape, as its unit's name spells it: ``t128x80x64_swab``."""
+    return "t" + "x".join(map(str, v.tile)) + ("_swab" if v.params.swap_ab else "")
 
 
 def mode_impl(v: KernelVariant) -> str:
@@ -106,9 +120,14 @@ def wide_mma(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
     return "".join(text)
 
 
-def render_partial(op: OpSpec, v: KernelVariant, stamp: str) -> str:
-    return _template("partial.cu.in").substitute(stamp=stamp, gemm_name=partial_name(op, v), wide_mma=wide_mma(op, [v]),
-                                                 **_gemm_fields(op, v))
+def render_partials(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> Tuple[str, str]:
+    """(unit name, source) of the partial GEMMs of ``variants`` (parallel, one per group, sorted by group)."""
+    shapes = sorted({shape_name(v) for v in variants})
+    instantiations = "".join(_template("partial_gemm.cu.in").substitute(**_gemm_fields(op, v)) for v in variants)
+    name = "_".join(["partial", op.dtype.value, op.layout.value, *shapes])
+    return name, _template("partial.cu.in").substitute(
+        stamp=stamp, dtype=op.dtype.value, layout=op.layout.value, shapes=", ".join(shapes),
+        wide_mma=wide_mma(op, variants), instantiations=instantiations)
 
 
 def targets(op: OpSpec) -> Tuple[str, ...]:
@@ -118,12 +137,19 @@ def targets(op: OpSpec) -> Tuple[str, ...]:
 
 def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str]]:
     """(unit name, variant names, source) of ``op``'s sm90 units: its groups
-    (``units.render_units``), then the partial GEMMs its parallel variants call, sorted by
-    name."""
+    (``units.render_units``), then the partial GEMMs its parallel variants call (one per group),
+    ``PARTIAL_SHAPES_PER_UNIT`` tile shapes a unit in the shapes' order."""
     # A group unit instantiates the main loop only for its in-kernel variants: a parallel group's
     # kernel is its partial unit's (the op's unit declares it), so only that unit needs the instruction.
-    out = units.render_units(op, stamp, Backend.SM90, _template("unit.cu.in"), render_group,
+    out = units.render_units(op, stamp, Backend.SM90, _template("unit.cu.in"), render_group, KERNEL_GROUPS_PER_UNIT,
+                             lambda variants: any(v.mode is not SplitMode.PARALLEL for v in variants),
                              lambda variants: wide_mma(op, [v for v in variants if v.mode is not SplitMode.PARALLEL]))
-    partials = {partial_name(op, v): render_partial(op, v, stamp) for v in op.variants
-                if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL}
-    return out + [(name, (), text) for name, text in sorted(partials.items())]
+    by_shape: Dict[str, List[KernelVariant]] = {}
+    for v in sorted(op.variants, key=lambda v: v.group):
+        if v.backend is Backend.SM90 and v.mode is SplitMode.PARALLEL:
+            by_shape.setdefault(shape_name(v), []).append(v)
+    shapes = sorted(by_shape)
+    for i in range(0, len(shapes), PARTIAL_SHAPES_PER_UNIT):
+        name, text = render_partials(op, [v for s in shapes[i:i + PARTIAL_SHAPES_PER_UNIT] for v in by_shape[s]], stamp)
+        out.append((name, (), text))
+    return out

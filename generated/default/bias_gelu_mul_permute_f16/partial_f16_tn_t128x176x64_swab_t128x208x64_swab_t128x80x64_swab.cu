@@ -1,0 +1,157 @@
+// generated from configs/default.yaml by cutlass-splitk; do not edit
+// sm90 partial GEMMs (f32 partials of K slices), f16 tn, tiles t128x176x64_swab, t128x208x64_swab, t128x80x64_swab: one unit shared by every op
+// of this config that uses the same ones (same text, so the object cache compiles it once)
+#include "sm90_partial_impl.cuh"
+// wgmma m64n80k16 (sm90_wide_mma.cuh): the tile N 80 in one instruction, 40 f32 accumulators a thread
+namespace cks {
+namespace sm90 {
+template <cute::GMMA::Major kMajorA, cute::GMMA::Major kMajorB>
+struct WideWgmmaSS<cutlass::half_t, 80, kMajorA, kMajorB> {
+  using DRegisters = void;
+  using ARegisters = uint64_t[1];
+  using BRegisters = uint64_t[1];
+  using CRegisters = float[40];
+
+  CUTE_HOST_DEVICE static void fma(uint64_t const& desc_a, uint64_t const& desc_b,
+      float& d000, float& d001, float& d002, float& d003, float& d004, float& d005, float& d006, float& d007,
+      float& d008, float& d009, float& d010, float& d011, float& d012, float& d013, float& d014, float& d015,
+      float& d016, float& d017, float& d018, float& d019, float& d020, float& d021, float& d022, float& d023,
+      float& d024, float& d025, float& d026, float& d027, float& d028, float& d029, float& d030, float& d031,
+      float& d032, float& d033, float& d034, float& d035, float& d036, float& d037, float& d038, float& d039,
+      cute::GMMA::ScaleOut const scale_d = cute::GMMA::ScaleOut::One) {
+#if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39"
+                 "}, %40, %41, p, 1, 1, %43, %44;\n}\n"
+                 : "+f"(d000), "+f"(d001), "+f"(d002), "+f"(d003), "+f"(d004), "+f"(d005), "+f"(d006), "+f"(d007),
+                   "+f"(d008), "+f"(d009), "+f"(d010), "+f"(d011), "+f"(d012), "+f"(d013), "+f"(d014), "+f"(d015),
+                   "+f"(d016), "+f"(d017), "+f"(d018), "+f"(d019), "+f"(d020), "+f"(d021), "+f"(d022), "+f"(d023),
+                   "+f"(d024), "+f"(d025), "+f"(d026), "+f"(d027), "+f"(d028), "+f"(d029), "+f"(d030), "+f"(d031),
+                   "+f"(d032), "+f"(d033), "+f"(d034), "+f"(d035), "+f"(d036), "+f"(d037), "+f"(d038), "+f"(d039)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(scale_d)), "n"(int32_t(kMajorA)), "n"(int32_t(kMajorB)));
+#else
+    CUTE_INVALID_CONTROL_PATH("wgmma m64n80k16 needs sm_90a");
+#endif
+  }
+};
+}  // namespace sm90
+}  // namespace cks
+// wgmma m64n176k16 (sm90_wide_mma.cuh): the tile N 176 in one instruction, 88 f32 accumulators a thread
+namespace cks {
+namespace sm90 {
+template <cute::GMMA::Major kMajorA, cute::GMMA::Major kMajorB>
+struct WideWgmmaSS<cutlass::half_t, 176, kMajorA, kMajorB> {
+  using DRegisters = void;
+  using ARegisters = uint64_t[1];
+  using BRegisters = uint64_t[1];
+  using CRegisters = float[88];
+
+  CUTE_HOST_DEVICE static void fma(uint64_t const& desc_a, uint64_t const& desc_b,
+      float& d000, float& d001, float& d002, float& d003, float& d004, float& d005, float& d006, float& d007,
+      float& d008, float& d009, float& d010, float& d011, float& d012, float& d013, float& d014, float& d015,
+      float& d016, float& d017, float& d018, float& d019, float& d020, float& d021, float& d022, float& d023,
+      float& d024, float& d025, float& d026, float& d027, float& d028, float& d029, float& d030, float& d031,
+      float& d032, float& d033, float& d034, float& d035, float& d036, float& d037, float& d038, float& d039,
+      float& d040, float& d041, float& d042, float& d043, float& d044, float& d045, float& d046, float& d047,
+      float& d048, float& d049, float& d050, float& d051, float& d052, float& d053, float& d054, float& d055,
+      float& d056, float& d057, float& d058, float& d059, float& d060, float& d061, float& d062, float& d063,
+      float& d064, float& d065, float& d066, float& d067, float& d068, float& d069, float& d070, float& d071,
+      float& d072, float& d073, float& d074, float& d075, float& d076, float& d077, float& d078, float& d079,
+      float& d080, float& d081, float& d082, float& d083, float& d084, float& d085, float& d086, float& d087,
+      cute::GMMA::ScaleOut const scale_d = cute::GMMA::ScaleOut::One) {
+#if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87"
+                 "}, %88, %89, p, 1, 1, %91, %92;\n}\n"
+                 : "+f"(d000), "+f"(d001), "+f"(d002), "+f"(d003), "+f"(d004), "+f"(d005), "+f"(d006), "+f"(d007),
+                   "+f"(d008), "+f"(d009), "+f"(d010), "+f"(d011), "+f"(d012), "+f"(d013), "+f"(d014), "+f"(d015),
+                   "+f"(d016), "+f"(d017), "+f"(d018), "+f"(d019), "+f"(d020), "+f"(d021), "+f"(d022), "+f"(d023),
+                   "+f"(d024), "+f"(d025), "+f"(d026), "+f"(d027), "+f"(d028), "+f"(d029), "+f"(d030), "+f"(d031),
+                   "+f"(d032), "+f"(d033), "+f"(d034), "+f"(d035), "+f"(d036), "+f"(d037), "+f"(d038), "+f"(d039),
+                   "+f"(d040), "+f"(d041), "+f"(d042), "+f"(d043), "+f"(d044), "+f"(d045), "+f"(d046), "+f"(d047),
+                   "+f"(d048), "+f"(d049), "+f"(d050), "+f"(d051), "+f"(d052), "+f"(d053), "+f"(d054), "+f"(d055),
+                   "+f"(d056), "+f"(d057), "+f"(d058), "+f"(d059), "+f"(d060), "+f"(d061), "+f"(d062), "+f"(d063),
+                   "+f"(d064), "+f"(d065), "+f"(d066), "+f"(d067), "+f"(d068), "+f"(d069), "+f"(d070), "+f"(d071),
+                   "+f"(d072), "+f"(d073), "+f"(d074), "+f"(d075), "+f"(d076), "+f"(d077), "+f"(d078), "+f"(d079),
+                   "+f"(d080), "+f"(d081), "+f"(d082), "+f"(d083), "+f"(d084), "+f"(d085), "+f"(d086), "+f"(d087)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(scale_d)), "n"(int32_t(kMajorA)), "n"(int32_t(kMajorB)));
+#else
+    CUTE_INVALID_CONTROL_PATH("wgmma m64n176k16 needs sm_90a");
+#endif
+  }
+};
+}  // namespace sm90
+}  // namespace cks
+// wgmma m64n208k16 (sm90_wide_mma.cuh): the tile N 208 in one instruction, 104 f32 accumulators a thread
+namespace cks {
+namespace sm90 {
+template <cute::GMMA::Major kMajorA, cute::GMMA::Major kMajorB>
+struct WideWgmmaSS<cutlass::half_t, 208, kMajorA, kMajorB> {
+  using DRegisters = void;
+  using ARegisters = uint64_t[1];
+  using BRegisters = uint64_t[1];
+  using CRegisters = float[104];
+
+  CUTE_HOST_DEVICE static void fma(uint64_t const& desc_a, uint64_t const& desc_b,
+      float& d000, float& d001, float& d002, float& d003, float& d004, float& d005, float& d006, float& d007,
+      float& d008, float& d009, float& d010, float& d011, float& d012, float& d013, float& d014, float& d015,
+      float& d016, float& d017, float& d018, float& d019, float& d020, float& d021, float& d022, float& d023,
+      float& d024, float& d025, float& d026, float& d027, float& d028, float& d029, float& d030, float& d031,
+      float& d032, float& d033, float& d034, float& d035, float& d036, float& d037, float& d038, float& d039,
+      float& d040, float& d041, float& d042, float& d043, float& d044, float& d045, float& d046, float& d047,
+      float& d048, float& d049, float& d050, float& d051, float& d052, float& d053, float& d054, float& d055,
+      float& d056, float& d057, float& d058, float& d059, float& d060, float& d061, float& d062, float& d063,
+      float& d064, float& d065, float& d066, float& d067, float& d068, float& d069, float& d070, float& d071,
+      float& d072, float& d073, float& d074, float& d075, float& d076, float& d077, float& d078, float& d079,
+      float& d080, float& d081, float& d082, float& d083, float& d084, float& d085, float& d086, float& d087,
+      float& d088, float& d089, float& d090, float& d091, float& d092, float& d093, float& d094, float& d095,
+      float& d096, float& d097, float& d098, float& d099, float& d100, float& d101, float& d102, float& d103,
+      cute::GMMA::ScaleOut const scale_d = cute::GMMA::ScaleOut::One) {
+#if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %106, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n208k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103"
+                 "}, %104, %105, p, 1, 1, %107, %108;\n}\n"
+                 : "+f"(d000), "+f"(d001), "+f"(d002), "+f"(d003), "+f"(d004), "+f"(d005), "+f"(d006), "+f"(d007),
+                   "+f"(d008), "+f"(d009), "+f"(d010), "+f"(d011), "+f"(d012), "+f"(d013), "+f"(d014), "+f"(d015),
+                   "+f"(d016), "+f"(d017), "+f"(d018), "+f"(d019), "+f"(d020), "+f"(d021), "+f"(d022), "+f"(d023),
+                   "+f"(d024), "+f"(d025), "+f"(d026), "+f"(d027), "+f"(d028), "+f"(d029), "+f"(d030), "+f"(d031),
+                   "+f"(d032), "+f"(d033), "+f"(d034), "+f"(d035), "+f"(d036), "+f"(d037), "+f"(d038), "+f"(d039),
+                   "+f"(d040), "+f"(d041), "+f"(d042), "+f"(d043), "+f"(d044), "+f"(d045), "+f"(d046), "+f"(d047),
+                   "+f"(d048), "+f"(d049), "+f"(d050), "+f"(d051), "+f"(d052), "+f"(d053), "+f"(d054), "+f"(d055),
+                   "+f"(d056), "+f"(d057), "+f"(d058), "+f"(d059), "+f"(d060), "+f"(d061), "+f"(d062), "+f"(d063),
+                   "+f"(d064), "+f"(d065), "+f"(d066), "+f"(d067), "+f"(d068), "+f"(d069), "+f"(d070), "+f"(d071),
+                   "+f"(d072), "+f"(d073), "+f"(d074), "+f"(d075), "+f"(d076), "+f"(d077), "+f"(d078), "+f"(d079),
+                   "+f"(d080), "+f"(d081), "+f"(d082), "+f"(d083), "+f"(d084), "+f"(d085), "+f"(d086), "+f"(d087),
+                   "+f"(d088), "+f"(d089), "+f"(d090), "+f"(d091), "+f"(d092), "+f"(d093), "+f"(d094), "+f"(d095),
+                   "+f"(d096), "+f"(d097), "+f"(d098), "+f"(d099), "+f"(d100), "+f"(d101), "+f"(d102), "+f"(d103)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(scale_d)), "n"(int32_t(kMajorA)), "n"(int32_t(kMajorB)));
+#else
+    CUTE_INVALID_CONTROL_PATH("wgmma m64n208k16 needs sm_90a");
+#endif
+  }
+};
+}  // namespace sm90
+}  // namespace cks
+
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true,
+    /*tile=*/128, 176, 64, /*cluster=*/2, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0, /*swap AB=*/true>>;
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true,
+    /*tile=*/128, 208, 64, /*cluster=*/2, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0, /*swap AB=*/true>>;
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true,
+    /*tile=*/128, 80, 64, /*cluster=*/1, 2, cks::sm90::Schedule::kCooperative, /*stages=*/0, /*swap AB=*/true>>;

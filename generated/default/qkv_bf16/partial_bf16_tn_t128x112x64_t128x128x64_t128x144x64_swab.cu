@@ -1,0 +1,106 @@
+// generated from configs/default.yaml by cutlass-splitk; do not edit
+// sm90 partial GEMMs (f32 partials of K slices), bf16 tn, tiles t128x112x64, t128x128x64, t128x144x64_swab: one unit shared by every op
+// of this config that uses the same ones (same text, so the object cache compiles it once)
+#include "sm90_partial_impl.cuh"
+// wgmma m64n112k16 (sm90_wide_mma.cuh): the tile N 112 in one instruction, 56 f32 accumulators a thread
+namespace cks {
+namespace sm90 {
+template <cute::GMMA::Major kMajorA, cute::GMMA::Major kMajorB>
+struct WideWgmmaSS<cutlass::bfloat16_t, 112, kMajorA, kMajorB> {
+  using DRegisters = void;
+  using ARegisters = uint64_t[1];
+  using BRegisters = uint64_t[1];
+  using CRegisters = float[56];
+
+  CUTE_HOST_DEVICE static void fma(uint64_t const& desc_a, uint64_t const& desc_b,
+      float& d000, float& d001, float& d002, float& d003, float& d004, float& d005, float& d006, float& d007,
+      float& d008, float& d009, float& d010, float& d011, float& d012, float& d013, float& d014, float& d015,
+      float& d016, float& d017, float& d018, float& d019, float& d020, float& d021, float& d022, float& d023,
+      float& d024, float& d025, float& d026, float& d027, float& d028, float& d029, float& d030, float& d031,
+      float& d032, float& d033, float& d034, float& d035, float& d036, float& d037, float& d038, float& d039,
+      float& d040, float& d041, float& d042, float& d043, float& d044, float& d045, float& d046, float& d047,
+      float& d048, float& d049, float& d050, float& d051, float& d052, float& d053, float& d054, float& d055,
+      cute::GMMA::ScaleOut const scale_d = cute::GMMA::ScaleOut::One) {
+#if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55"
+                 "}, %56, %57, p, 1, 1, %59, %60;\n}\n"
+                 : "+f"(d000), "+f"(d001), "+f"(d002), "+f"(d003), "+f"(d004), "+f"(d005), "+f"(d006), "+f"(d007),
+                   "+f"(d008), "+f"(d009), "+f"(d010), "+f"(d011), "+f"(d012), "+f"(d013), "+f"(d014), "+f"(d015),
+                   "+f"(d016), "+f"(d017), "+f"(d018), "+f"(d019), "+f"(d020), "+f"(d021), "+f"(d022), "+f"(d023),
+                   "+f"(d024), "+f"(d025), "+f"(d026), "+f"(d027), "+f"(d028), "+f"(d029), "+f"(d030), "+f"(d031),
+                   "+f"(d032), "+f"(d033), "+f"(d034), "+f"(d035), "+f"(d036), "+f"(d037), "+f"(d038), "+f"(d039),
+                   "+f"(d040), "+f"(d041), "+f"(d042), "+f"(d043), "+f"(d044), "+f"(d045), "+f"(d046), "+f"(d047),
+                   "+f"(d048), "+f"(d049), "+f"(d050), "+f"(d051), "+f"(d052), "+f"(d053), "+f"(d054), "+f"(d055)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(scale_d)), "n"(int32_t(kMajorA)), "n"(int32_t(kMajorB)));
+#else
+    CUTE_INVALID_CONTROL_PATH("wgmma m64n112k16 needs sm_90a");
+#endif
+  }
+};
+}  // namespace sm90
+}  // namespace cks
+// wgmma m64n144k16 (sm90_wide_mma.cuh): the tile N 144 in one instruction, 72 f32 accumulators a thread
+namespace cks {
+namespace sm90 {
+template <cute::GMMA::Major kMajorA, cute::GMMA::Major kMajorB>
+struct WideWgmmaSS<cutlass::bfloat16_t, 144, kMajorA, kMajorB> {
+  using DRegisters = void;
+  using ARegisters = uint64_t[1];
+  using BRegisters = uint64_t[1];
+  using CRegisters = float[72];
+
+  CUTE_HOST_DEVICE static void fma(uint64_t const& desc_a, uint64_t const& desc_b,
+      float& d000, float& d001, float& d002, float& d003, float& d004, float& d005, float& d006, float& d007,
+      float& d008, float& d009, float& d010, float& d011, float& d012, float& d013, float& d014, float& d015,
+      float& d016, float& d017, float& d018, float& d019, float& d020, float& d021, float& d022, float& d023,
+      float& d024, float& d025, float& d026, float& d027, float& d028, float& d029, float& d030, float& d031,
+      float& d032, float& d033, float& d034, float& d035, float& d036, float& d037, float& d038, float& d039,
+      float& d040, float& d041, float& d042, float& d043, float& d044, float& d045, float& d046, float& d047,
+      float& d048, float& d049, float& d050, float& d051, float& d052, float& d053, float& d054, float& d055,
+      float& d056, float& d057, float& d058, float& d059, float& d060, float& d061, float& d062, float& d063,
+      float& d064, float& d065, float& d066, float& d067, float& d068, float& d069, float& d070, float& d071,
+      cute::GMMA::ScaleOut const scale_d = cute::GMMA::ScaleOut::One) {
+#if defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %74, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71"
+                 "}, %72, %73, p, 1, 1, %75, %76;\n}\n"
+                 : "+f"(d000), "+f"(d001), "+f"(d002), "+f"(d003), "+f"(d004), "+f"(d005), "+f"(d006), "+f"(d007),
+                   "+f"(d008), "+f"(d009), "+f"(d010), "+f"(d011), "+f"(d012), "+f"(d013), "+f"(d014), "+f"(d015),
+                   "+f"(d016), "+f"(d017), "+f"(d018), "+f"(d019), "+f"(d020), "+f"(d021), "+f"(d022), "+f"(d023),
+                   "+f"(d024), "+f"(d025), "+f"(d026), "+f"(d027), "+f"(d028), "+f"(d029), "+f"(d030), "+f"(d031),
+                   "+f"(d032), "+f"(d033), "+f"(d034), "+f"(d035), "+f"(d036), "+f"(d037), "+f"(d038), "+f"(d039),
+                   "+f"(d040), "+f"(d041), "+f"(d042), "+f"(d043), "+f"(d044), "+f"(d045), "+f"(d046), "+f"(d047),
+                   "+f"(d048), "+f"(d049), "+f"(d050), "+f"(d051), "+f"(d052), "+f"(d053), "+f"(d054), "+f"(d055),
+                   "+f"(d056), "+f"(d057), "+f"(d058), "+f"(d059), "+f"(d060), "+f"(d061), "+f"(d062), "+f"(d063),
+                   "+f"(d064), "+f"(d065), "+f"(d066), "+f"(d067), "+f"(d068), "+f"(d069), "+f"(d070), "+f"(d071)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(scale_d)), "n"(int32_t(kMajorA)), "n"(int32_t(kMajorB)));
+#else
+    CUTE_INVALID_CONTROL_PATH("wgmma m64n144k16 needs sm_90a");
+#endif
+  }
+};
+}  // namespace sm90
+}  // namespace cks
+
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
+    /*tile=*/128, 112, 64, /*cluster=*/1, 2, cks::sm90::Schedule::kCooperative, /*stages=*/0>>;
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
+    /*tile=*/128, 112, 64, /*cluster=*/2, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>>;
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
+    /*tile=*/128, 128, 64, /*cluster=*/1, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>>;
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
+    /*tile=*/128, 128, 64, /*cluster=*/1, 2, cks::sm90::Schedule::kCooperative, /*stages=*/0>>;
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
+    /*tile=*/128, 128, 64, /*cluster=*/2, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0>>;
+template struct cks::sm90::PartialGemm<cks::sm90::GemmConfig<cutlass::bfloat16_t, /*B column-major=*/true,
+    /*tile=*/128, 144, 64, /*cluster=*/2, 1, cks::sm90::Schedule::kCooperative, /*stages=*/0, /*swap AB=*/true>>;
