@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
-from . import artifact, codegen
+from . import artifact, backends, codegen
 from .config import Config, load_config
 from .buildenv import BuildError, default_jobs, run
 from .fsutil import atomic_output, cache_root, file_sha256, locked, sha256_parts, staging_root, write_if_different
@@ -110,20 +110,20 @@ class BuildResult:
 
 
 def compile_order(units: Sequence[codegen.SourceUnit]) -> List[codegen.SourceUnit]:
-    """The order the pool starts ``units`` in: each distinct text once, the slowest kinds first (sm90 units
-    compile in 35-125 s, sm80 ones in 23-33 s, ``library.cu`` in 1-2 s), so that the jobs end close together;
-    then the repeats (the partial GEMMs that ops share), which wait for the first compile and take its
-    object instead of holding a job while it runs. Stable: the config's order within each kind."""
-    rank = {"sm90": 0, "sm80": 1}
+    """The order the pool starts ``units`` in: each distinct text once, the slowest backends' units first (their
+    ``UNIT_SECONDS``; ``library.cu`` last, 1-2 s), so that the jobs end close together; then the repeats (the partial
+    GEMMs that ops share), which wait for the first compile and take its object instead of holding a job while it
+    runs. Stable: the config's order within each backend."""
+    def seconds(unit: codegen.SourceUnit) -> float:
+        return backends.get(unit.backend).UNIT_SECONDS if unit.backend else 0.0
+
     seen = set()
-
-    def key(unit: codegen.SourceUnit) -> tuple:
-        repeat = (unit.backend, unit.text) in seen
+    first: List[codegen.SourceUnit] = []
+    repeats: List[codegen.SourceUnit] = []
+    for unit in units:
+        (repeats if (unit.backend, unit.text) in seen else first).append(unit)
         seen.add((unit.backend, unit.text))
-        return (repeat, rank.get(unit.backend, 2))
-
-    keys = [key(u) for u in units]  # in the config's order: the first of equal texts is not the repeat
-    return [u for _, u in sorted(zip(keys, units), key=lambda pair: pair[0])]
+    return sorted(first, key=seconds, reverse=True) + sorted(repeats, key=seconds, reverse=True)
 
 
 def python_include() -> Optional[Path]:

@@ -12,7 +12,9 @@ A backend is a module (package) providing:
 * ``render_units(op, stamp)`` → ``[(unit name, variant names, source), ...]``: the op's
   translation units (codegen.py adds the shared ``library.cu``), its groups packed by
   ``units.batches`` (each group in a C++ namespace of its own);
-* ``targets(op)`` → the -gencode targets of those units, e.g. ``("80", "90")``.
+* ``targets(op)`` → the -gencode targets of those units, e.g. ``("80", "90")``;
+* ``UNIT_SECONDS``: a typical unit's cold compile time on two cores, by which the build starts
+  the slower backends' units first (build.compile_order).
 
 Adding a backend is one entry in ``BACKENDS`` and a package next to ``sm80/``; no shared stage
 changes. A ``variants:`` grid names its backend with ``backend:`` (default ``sm80``); one op may

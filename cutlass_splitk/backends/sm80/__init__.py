@@ -11,5 +11,7 @@ from .grid import parse_grid
 from .rules import DEFAULT_ARCHS, SUPPORTED_ARCHS
 
 NAME = "sm80"
+UNIT_SECONDS = 28.0  # 23-33 s (session 41, BENCHMARKS.md)
 
-__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units", "targets"]
+__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units", "targets",
+           "UNIT_SECONDS"]

@@ -13,7 +13,9 @@ from .codegen import TEMPLATE_DIR, render_units, targets
 from .grid import parse_grid
 
 NAME = "sm90"
+UNIT_SECONDS = 90.0  # 35-125 s (session 41, BENCHMARKS.md)
 SUPPORTED_ARCHS = (90,)
 DEFAULT_ARCHS = (90,)
 
-__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units", "targets"]
+__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units", "targets",
+           "UNIT_SECONDS"]

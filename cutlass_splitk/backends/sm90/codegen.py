@@ -120,9 +120,10 @@ def wide_mma(op: OpSpec, variants: Sequence[KernelVariant]) -> str:
     return "".join(text)
 
 
-def render_partials(op: OpSpec, variants: Sequence[KernelVariant], stamp: str) -> Tuple[str, str]:
-    """(unit name, source) of the partial GEMMs of ``variants`` (parallel, one per group, sorted by group)."""
-    shapes = sorted({shape_name(v) for v in variants})
+def render_partials(op: OpSpec, shapes: Sequence[str], variants: Sequence[KernelVariant],
+                    stamp: str) -> Tuple[str, str]:
+    """(unit name, source) of the partial GEMMs of ``variants`` (parallel, one per group), whose tile shapes
+    (``shape_name``) are ``shapes``, in order."""
     instantiations = "".join(_template("partial_gemm.cu.in").substitute(**_gemm_fields(op, v)) for v in variants)
     name = "_".join(["partial", op.dtype.value, op.layout.value, *shapes])
     return name, _template("partial.cu.in").substitute(
@@ -150,6 +151,7 @@ def render_units(op: OpSpec, stamp: str) -> List[Tuple[str, Tuple[str, ...], str
             by_shape.setdefault(shape_name(v), []).append(v)
     shapes = sorted(by_shape)
     for i in range(0, len(shapes), PARTIAL_SHAPES_PER_UNIT):
-        name, text = render_partials(op, [v for s in shapes[i:i + PARTIAL_SHAPES_PER_UNIT] for v in by_shape[s]], stamp)
+        chunk = shapes[i:i + PARTIAL_SHAPES_PER_UNIT]
+        name, text = render_partials(op, chunk, [v for s in chunk for v in by_shape[s]], stamp)
         out.append((name, (), text))
     return out
