@@ -23,7 +23,7 @@ from cutlass_splitk.toolchain import BuildError, Cutlass, Toolchain, find_cutlas
 
 FAKE_CUTLASS = Cutlass(Path("/opt/cutlass/include"), Path("/opt/cutlass/tools/util/include"), "9.9.9")
 
-EXPECTED_EXPORTS = {"cks_abi_version", "cks_describe", "cks_last_error", "cks_rank_v15"} | {
+EXPECTED_EXPORTS = {"cks_abi_version", "cks_describe", "cks_last_error", "cks_rank_v16"} | {
     f"cks_{v}_{fn}" for v in MINIMAL_VARIANTS for fn in ("query", "run")}
 
 
@@ -288,7 +288,7 @@ def test_library_exports_only_the_c_entry_points(tiny_build):
 
 @pytest.mark.nvcc
 def test_library_ranks_like_the_python_model(tiny_build):
-    """The library's cks_rank_v15 (cks_timemodel.h as nvcc's host compiler built it) gives the Python
+    """The library's cks_rank_v16 (cks_timemodel.h as nvcc's host compiler built it) gives the Python
     model's candidates, order and predicted times (tests/test_timemodel_c.py covers every config)."""
     from cutlass_splitk.runtime import abi, dispatch
 

@@ -249,8 +249,9 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
     past_l2 = 2.0 * k * n > timemodel.SM90_L2_BYTES
     # a swapped kernel streams a B past L2 once per cluster of tiles along M (a cluster multicasts it)
     b_reads = -(-(-(-m // tm)) // cm) if v.params.swap_ab and past_l2 else 1
-    if not v.params.swap_ab and past_l2:  # a weight past L2: each further
-        b_reads += (-(-(-(-m // tm)) // cm) - 1) * timemodel.SM90_WEIGHT_REREAD  # cluster row re-reads a share
+    reread = 1 + (-(-(-(-m // tm)) // cm) - 1) * timemodel.SM90_WEIGHT_REREAD  # each further cluster row: a share
+    if not v.params.swap_ab and past_l2:  # a weight past L2
+        b_reads = reread
     depth = 128 if tk == 64 and k % 128 == 0 else tk  # the 256-byte L2 promotion of 64-deep tiles
     # one CTA's TMA boxes: in-bounds rows at the box rate, rows past the edge at the zero-fill rate (only
     # the last tile along a dimension has them: per tile on average)
@@ -268,10 +269,13 @@ def _documented_prediction_sm90(v, m, n, k, split, dev, tma=False, activation=Fa
     main = 0.0
     for p, k_len in slices:
         units = tiles * p
-        box = per_k - own * (1.0 - 1.0 / timemodel.SM90_GPC_BOX_GAIN) if gpc and padded * p <= 1024 * cm * cn else per_k
+        in_order = gpc and padded * p <= 1024 * cm * cn
+        box = per_k - own * (1.0 - 1.0 / timemodel.SM90_GPC_BOX_GAIN) if in_order else per_k
+        # in the GPC order a swapped kernel's weight sharers (along M) run in one GPC: read as an unswapped one's
+        reads = reread if in_order and along_m and v.params.swap_ab and past_l2 else b_reads
         streams = min(units, dev.sm_count) * timemodel.SM90_SM_BYTES_PER_S * (depth / 64) ** timemodel.SM90_K_DEPTH_EXPONENT
         bw = min(timemodel.SM90_BW_FRACTION, streams / dev.bandwidth) * dev.bandwidth
-        t_mem = max(2.0 * (m * k + k * n * b_reads) / bw * 1e6,
+        t_mem = max(2.0 * (m * k + k * n * reads) / bw * 1e6,
                     units * (tm / cn + tn / cm) * k_len * 2.0 / (timemodel.SM90_L2_FACTOR * dev.bandwidth) * 1e6)
         # one wave of fewer CTAs than SMs: each CTA's MMAs and TMA boxes faster by (SMs / CTAs) ** exponent, up to a cap
         ctas = padded * p
@@ -415,6 +419,41 @@ def test_sm90_medium_shapes_take_round_67s_swapped_wide_tiles():
     # the op's M runs along the kernel's N: 288 = 2 tiles of 144, 13824 = 108 of 128, in 2x1 clusters along the weight
     c = rank(chain.variants, 288, 13824, 1024, DEVICE, archs=(80,), activation=True)[0]
     assert c.terms[0] == 2 * 108 and c.parts == 1
+
+
+def test_sm90_a_swapped_weight_in_the_gpc_order_is_read_as_an_unswapped_one(monkeypatch):
+    # Session 42: over the 59 shapes swept with round 67's tiles in the pool (sessions 40-41, H100, the chain op), the
+    # swapped 128x144 tile at parallel split 1 ran 0.58x its prediction where the model took other candidates (720 x
+    # 6144 x 16384: 224.7 us, the best, predicted 387.9; the pick, 128x112 in 2x1 clusters at split 2, 297.2; 832 x
+    # 11008 x 8192: 248.0, the best, against the 128x208 tile's 275.2). The model read its weight (past L2) once per
+    # cluster row of tiles, as a swapped kernel's own scheduler does; in the GPC order (sm90_gpc_order.h) a swapped
+    # 2x1 cluster's sharers of a weight tile (its tiles along M) run in one GPC in the same round, so the weight is
+    # read as an unswapped kernel's is: once, plus SM90_WEIGHT_REREAD of it per further cluster row.
+    chain = {o.name: o for o in load_config(CONFIGS / "default.yaml").ops}["bias_gelu_mul_permute_f16"]
+    h100 = DeviceInfo.from_properties("NVIDIA H100 80GB HBM3", 132, 9, 0, 120)
+    ordered = replace(h100, gpc_order=True)
+    for m, n, k in ((720, 6144, 16384), (832, 11008, 8192)):
+        best = rank(chain.variants, m, n, k, ordered, archs=(80,), activation=True)[0]
+        assert (best.variant.tile, best.variant.params.swap_ab, best.mode, best.split) == (
+            (128, 144, 64), True, SplitMode.PARALLEL, 1), best.describe()
+        unordered = rank(chain.variants, m, n, k, h100, archs=(80,), activation=True)[0]
+        assert unordered.variant.tile == (128, 208, 64)  # without the order: once per cluster row, as before
+    wide = next(v for v in chain.variants if v.params.BACKEND is Backend.SM90 and v.params.swap_ab
+                and v.tile == (128, 144, 64))
+    m, n, k = 720, 6144, 16384  # 5 tile rows of 144 (the op's M), 48 columns of 128: a 201 MB weight
+    rows = -(-m // 144)
+    def memory(dev):
+        return timemodel.predict(wide, m, n, k, 1, dev, False, True).terms[5]
+    def dram_us(weight_reads):
+        return 2.0 * (m * k + k * n * weight_reads) / (timemodel.SM90_BW_FRACTION * h100.bandwidth) * 1e6
+    assert memory(h100) == pytest.approx(dram_us(rows), rel=1e-12)
+    assert memory(ordered) == pytest.approx(dram_us(1 + (rows - 1) * timemodel.SM90_WEIGHT_REREAD), rel=1e-12)
+    monkeypatch.setattr(timemodel, "SM90_WEIGHT_REREAD", 1.0)  # the share applies: a full re-read is the old charge
+    assert memory(ordered) == pytest.approx(dram_us(rows), rel=1e-12)
+    monkeypatch.undo()
+    # past 1024 cluster units the order does not apply (kMaxOrderedUnits): 2048 x 12288 x 16384 at split 3 (4320 units)
+    assert (timemodel.predict(wide, 2048, 12288, 16384, 3, ordered, False, True).predicted_us ==
+            timemodel.predict(wide, 2048, 12288, 16384, 3, h100, False, True).predicted_us)
 
 
 def test_sm90_serial_split_pays_part_of_a_fix_up_again_per_further_wave(monkeypatch):

@@ -1,4 +1,4 @@
-"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v15) against the Python
+"""The time model in C (templates/cks_timemodel.h, the libraries' cks_rank_v16) against the Python
 model it mirrors (runtime/timemodel.py through dispatch.rank): the same candidates, in the same
 order, with bit-identical predicted times, for every variant of the shipped and the exploration
 configs, on several modelled GPUs and thousands of problems. The header is compiled here by the
@@ -121,7 +121,7 @@ def test_c_model_offers_nothing_where_python_offers_nothing(cks_rank):
 
 @pytest.mark.parametrize("name", ["linear_f16", "linear_bias_gelu_f16"])
 def test_launcher_uses_the_library_ranking(cks_rank, monkeypatch, name):
-    """The launcher asks cks_rank_v15 when the bound library has it (and never the Python model),
+    """The launcher asks cks_rank_v16 when the bound library has it (and never the Python model),
     once per (pool, device) building the ranking."""
     from cutlass_splitk.runtime.launcher import Launcher
 

@@ -113,7 +113,7 @@ class BoundLibrary:
     description: str
     query: Dict[str, Callable[..., int]]
     run: Dict[str, Callable[..., int]]
-    rank: Optional[Callable[..., int]] = None  # cks_rank_v15 (cks_timemodel.h); None in older libraries
+    rank: Optional[Callable[..., int]] = None  # cks_rank_v16 (cks_timemodel.h); None in older libraries
     # cks_sm90_set_placement(device, cluster, slots, groups) (sm90_gpc_scheduler.cuh); None without sm90 partial GEMMs
     set_placement: Optional[Callable[..., int]] = None
 
@@ -150,9 +150,9 @@ def bind(path: Path, variant_names) -> BoundLibrary:
 
 
 def bind_rank(handle: ctypes.CDLL) -> Optional[Callable[..., int]]:
-    """The library's ``cks_rank_v15`` (the time model in C), or None where it was built without it."""
+    """The library's ``cks_rank_v16`` (the time model in C), or None where it was built without it."""
     try:
-        fn = handle.cks_rank_v15
+        fn = handle.cks_rank_v16
     except AttributeError:
         return None
     fn.restype = ctypes.c_int

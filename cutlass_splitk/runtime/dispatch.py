@@ -3,7 +3,7 @@ the call allows and the device can run, ranked by the time model (timemodel.py),
 predicted time first; plus the validation of a call's split_k / mode / variant.
 
 :func:`rank` evaluates the model in Python (with each candidate's figures, for ``explain``);
-:class:`NativeRanking` gets the same order from the library's ``cks_rank_v15`` (the model in C,
+:class:`NativeRanking` gets the same order from the library's ``cks_rank_v16`` (the model in C,
 templates/cks_timemodel.h), which is what a call's first launch of a new problem uses.
 """
 
@@ -110,7 +110,7 @@ _C_MODES = {SplitMode.SERIAL: 0, SplitMode.PARALLEL: 1, SplitMode.STREAM_K: 2}
 
 class NativeRanking:
     """``rank(variants, ..., archs)``'s order of (variant name, split), computed by a library's
-    ``cks_rank_v15`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
+    ``cks_rank_v16`` (the time model in C; the same doubles, so the same order: tests/test_timemodel_c.py).
     Built once per (variant pool, device): the model's constants, the runnable variants' figures
     and their splits as ctypes arrays."""
 
@@ -158,7 +158,7 @@ class NativeRanking:
         count = self._fn(ctypes.byref(self._model), self._variants, self._count, self._splits, m, n, k, split or 0,
                          out, self._capacity)
         if count < 0:
-            raise RuntimeError(f"cks_rank_v15: {self._capacity} candidates did not fit")  # a bug, not an input error
+            raise RuntimeError(f"cks_rank_v16: {self._capacity} candidates did not fit")  # a bug, not an input error
         # the CksRanked rows as tuples (struct unpacks them in C; ctypes field reads cost ~0.1 us each)
         rows = _RANKED.iter_unpack(memoryview(out).cast("B")[:count * _RANKED.size])
         pool = self._pool

@@ -128,7 +128,7 @@ class Launcher:
         self.platform = platform
         self.tuner = tuner
         self.plans: BoundedCache[PlanKey, Plan] = BoundedCache(PLAN_CACHE_SIZE)
-        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v15, where the library has it
+        self._native_rank = getattr(bound, "rank", None)  # cks_rank_v16, where the library has it
         # gives the library each device's placement (the sm90 partial GEMMs' GPC order) before its first launch there
         self.placer = placement.Placer(spec.name, getattr(bound, "set_placement", None), platform)
         self._ordered: Dict[int, Tuple[dispatch.DeviceInfo, dispatch.DeviceInfo]] = {}  # device_info's, per device
@@ -217,7 +217,7 @@ class Launcher:
 
     def ranked(self, pool: Sequence[KernelVariant], m: int, n: int, k: int, dev: dispatch.DeviceInfo,
                split: Optional[int], device_index: int) -> List[Tuple[str, int]]:
-        """dispatch.rank's order of (variant, split): from the library's cks_rank_v15 where it has
+        """dispatch.rank's order of (variant, split): from the library's cks_rank_v16 where it has
         one (the first call of a new problem: ~30x less host time), else in Python."""
         epi = self.spec.epilogue
         if self._native_rank is None:

@@ -1,6 +1,6 @@
 """The dispatcher's time model: the predicted microseconds of one (variant, split) on one problem and device.
 dispatch.py ranks every candidate with it on a problem's first call (a variant's splits in one pass; ``detail`` is
-formatted only when read). The libraries evaluate it in C (``templates/cks_timemodel.h``, ``cks_rank_v15``; given this
+formatted only when read). The libraries evaluate it in C (``templates/cks_timemodel.h``, ``cks_rank_v16``; given this
 module's constants by dispatch.NativeRanking): **a change to the arithmetic below must be made there too**, in the same
 order of operations (tests/test_timemodel_c.py compares them bit for bit). All times in microseconds.
 
@@ -15,19 +15,21 @@ sm90 variants (persistent CTAs, one per SM) use the same memory terms, the wgmma
 decompositions: parallel = ``ceil(K / slice)`` K slices of ``slice = round_up(ceil(K / split), tk)`` in one launch +
 the reduction (launched at ``SM90_REDUCE_LAUNCH_US``); serial = ``split`` partitions per tile meeting in an f32
 workspace in K order (``parts - 1`` fix-ups, one memset launch, and ``SM90_FIXUP_WAVE`` of a fix-up again per further
-wave of work units: each wave's later partitions wait on its earlier ones); stream_k = every K iteration spread evenly over the SMs
-(a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The in-kernel
-epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute: ``tma_epilogue``) mostly overlaps
-the next tile's where no fix-up precedes it, and a ping-pong kernel's (its CTA at its two tiles' rate) hides under the
-other warpgroup's MMAs (one pipeline fill per two tiles) as long as they last (a transcendental activation's,
-``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One CTA's TMA pipeline streams
+wave of work units: each wave's later partitions wait on its earlier ones); stream_k = every K iteration spread evenly
+over the SMs (a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The
+in-kernel epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute: ``tma_epilogue``) mostly
+overlaps the next tile's where no fix-up precedes it, and a ping-pong kernel's (its CTA at its two tiles' rate) hides
+under the other warpgroup's MMAs (one pipeline fill per two tiles) as long as they last (a transcendental
+activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One CTA's TMA pipeline streams
 ``SM90_SM_BYTES_PER_S * (tk / 64) ** SM90_K_DEPTH_EXPONENT`` from DRAM (64-deep tiles as 128-deep ones where 128
-divides K: promoted), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past
-the edge (per tile on average) at ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Under the GPC order
+divides K: promoted), its TMA boxes (``tm + tn`` rows of ``k_len``) at most at ``SM90_BOX_BYTES_PER_S``, rows past the
+edge (per tile on average) at ``SM90_OOB_BYTES_PER_S``: ``t_mem``'s floor per wave. Under the GPC order
 (``DeviceInfo.gpc_order``: sm90_gpc_order.h) the rows a CTA loads for itself, merged with its sharers' in the GPC,
-stream ``SM90_GPC_BOX_GAIN`` times faster. Waves count the CTAs CUTLASS's schedulers launch (whole clusters) over
-those the device runs at once (clusters of four: its own count, runtime/clusters.py); one wave of fewer CTAs than SMs
-runs each one's MMAs and TMA boxes faster (``SM90_UNDERFILL_*``). Fitted by benchmarks/fit_model.py.
+stream ``SM90_GPC_BOX_GAIN`` times faster, and a swapped kernel's weight past L2 (else once per cluster row: the row
+multicasts it) is read as an unswapped one's, once + ``SM90_WEIGHT_REREAD`` per further row. Waves count the CTAs
+CUTLASS's schedulers launch (whole clusters) over those the device runs at once (clusters of four: its own count,
+runtime/clusters.py); one wave of fewer CTAs than SMs runs each one's MMAs and TMA boxes faster
+(``SM90_UNDERFILL_*``). Fitted by benchmarks/fit_model.py.
 """
 
 from __future__ import annotations
@@ -130,8 +132,7 @@ def k_partitions(k: int, split: int, align_k: int = 64) -> Tuple[int, int]:
     """(gemm_k_size, partitions) the way CUTLASS's UniversalParamsBase computes them."""
     if k <= 0:
         return 0, 1
-    size = -(-k // split)
-    size = -(-size // align_k) * align_k
+    size = -(-(-(-k // split)) // align_k) * align_k  # ceil(K / split) rounded up to align_k
     return size, -(-k // size)
 
 
@@ -155,8 +156,7 @@ def tile_efficiency(v: KernelVariant) -> float:
 
 def sm90_slices(k: int, split: int, depth: int) -> Tuple[int, int]:
     """(slice length, slices) of sm90 parallel split-K, whole ``depth``-deep k-tiles (ParallelGemm::slices)."""
-    length = -(-k // split)
-    length = -(-length // depth) * depth
+    length = -(-(-(-k // split)) // depth) * depth  # ceil(K / split) rounded up to whole k-tiles
     return length, -(-k // length)
 
 
@@ -179,19 +179,21 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     box_s_per_k = ((tm + tn - oob_rows) / SM90_BOX_BYTES_PER_S + oob_rows / SM90_OOB_BYTES_PER_S) * 2.0
     mma_area = tm * tn * (2 if v.params.schedule is Schedule.PINGPONG else 1)  # ping-pong: two tiles in flight
     rate = SM90_FLOPS_PER_SM * min(1.0, (mma_area / (128.0 * 128.0)) ** SM90_EFF_EXPONENT)
+    parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
+    along_m = cm == 1 and (cn == 2 or (cnt < cmt if v.params.swap_ab else cmt >= cnt))  # (op's view of the kernel's)
+    ordered = dev.gpc_order and parallel and cm * cn <= 2 and (cmt if along_m else cnt) >= 2
     # A and B once (a swapped kernel streams a B past L2 once per cluster of tiles along M, which multicasts it:
     # BENCHMARKS.md, sessions 13, 23 and 37; one that fits stays in L2 for the other tiles), and
-    weight_past_l2 = 2.0 * k * n > SM90_L2_BYTES
-    unique_bytes = 2.0 * (m * k + k * n * (cmt if v.params.swap_ab and weight_past_l2 else 1))
-    if not v.params.swap_ab and weight_past_l2:  # a weight past L2 partly again per cluster row
-        unique_bytes += 2.0 * k * n * (cmt - 1) * SM90_WEIGHT_REREAD
+    weight_past_l2, swap = 2.0 * k * n > SM90_L2_BYTES, v.params.swap_ab
+    unique_bytes = 2.0 * (m * k + k * n * (cmt if swap and weight_past_l2 else 1))
+    reread = 2.0 * k * n * (cmt - 1) * SM90_WEIGHT_REREAD  # a weight past L2 partly again per further cluster row
+    unique_bytes += reread if weight_past_l2 and not swap else 0.0
+    # ... a swapped one too where the GPC order runs its sharers along M in one GPC (BENCHMARKS.md, session 42)
+    ordered_bytes = 2.0 * (m * k + k * n) + reread if swap and weight_past_l2 and ordered and along_m else unique_bytes
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw, flops_per_k = SM90_L2_FACTOR * bw, 2.0 * tm * tn
     fixup = SM90_FIXUP_LATENCY_US + tm * tn * SM90_FIXUP_US_PER_ELEMENT
-    parallel, stream_k = mode is SplitMode.PARALLEL, mode is SplitMode.STREAM_K
-    along_m = cm == 1 and (cn == 2 or (cnt < cmt if v.params.swap_ab else cmt >= cnt))  # (op's view of the kernel's)
-    ordered = dev.gpc_order and parallel and cm * cn <= 2 and (cmt if along_m else cnt) >= 2
     box_gpc = box_s_per_k - (tn if along_m else tm) * 2.0 / SM90_BOX_BYTES_PER_S * (1.0 - 1.0 / SM90_GPC_BOX_GAIN)
     pair = tma and v.params.schedule is Schedule.PINGPONG and not (parallel or stream_k)  # two tiles per SM
     pp_epilogue = tm * tn * SM90_PP_ACTIVATION_US_PER_ELEMENT if activation else 0.0  # one warpgroup's, per tile
@@ -203,13 +205,13 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     in_kernel = streamk_us + area * SM90_EPILOGUE_US_PER_ELEMENT
     # CUTLASS's TMA epilogue where no fix-up precedes it: split 1, stream-K (after a fix-up: no faster)
     in_kernel_one = streamk_us + area * SM90_TMA_EPILOGUE_US_PER_ELEMENT if tma else in_kernel
-    mem_full = unique_bytes / (SM90_BW_FRACTION * bw) * 1e6  # DRAM time when the CTAs' streams fill it
     new, out, kind = tuple.__new__, [], ("reduce" if parallel else "fix-up + epilogue")
     def main_loop(work: int, units: int, k_len: int) -> Tuple[float, float, float, int]:
-        # one launch: ``work`` tiles x partitions (``units`` slots) over k_len of K
-        # TMA streams: few work units cannot fill DRAM; CTAs' re-reads are served by L2
+        # one launch: ``work`` tiles x partitions (``units`` slots) over k_len of K; few units cannot fill DRAM
+        in_order = units <= 1024 * cm * cn  # the GPC order applies (sm90_gpc_order.h: kMaxOrderedUnits)
+        dram_bytes = ordered_bytes if in_order else unique_bytes
         streamed = (work if work < sms else sms) * cta_stream / bw
-        t_mem = mem_full if streamed >= SM90_BW_FRACTION else unique_bytes / (streamed * bw) * 1e6
+        t_mem = dram_bytes / ((SM90_BW_FRACTION if streamed >= SM90_BW_FRACTION else streamed) * bw) * 1e6
         t_l2 = work * cta_bytes_per_k * k_len / l2_bw * 1e6
         t_mem = t_l2 if t_l2 > t_mem else t_mem
         if stream_k:
@@ -224,8 +226,8 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
                 t_tile = t_tile if t_tile >= pp_epilogue else (t_tile + pp_epilogue) * 0.5
                 t_compute = waves * t_tile + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
-                t_compute = waves * flops_per_k * k_len / (rate * fast) * 1e6 + waves * SM90_WAVE_OVERHEAD_US
-            box = box_gpc if ordered and units <= 1024 * cm * cn else box_s_per_k
+                t_compute = waves * (flops_per_k * k_len / (rate * fast) * 1e6 + SM90_WAVE_OVERHEAD_US)
+            box = box_gpc if ordered and in_order else box_s_per_k
             t_box = waves * box * k_len * 1e6 / fast  # one CTA streaming its TMA boxes, per wave
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves

@@ -102,11 +102,20 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   int64_t const mma_area = tm * tn * ((v.flags & CKS_MODEL_PINGPONG) ? 2 : 1);  // ping-pong: two tiles in flight
   double const rate =
       c.sm90_flops_per_sm * std::min(1.0, std::pow(double(mma_area) / (128.0 * 128.0), c.sm90_eff_exponent));
+  bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
+  // the GPC order (sm90_gpc_order.h, over the op's output): the sharers of the tile a CTA loads for itself, along M
+  // (the B tile) or along N (the A tile); a launch of at most 1024 cluster units
+  bool const along_m = cm == 1 && (cn == 2 || ((v.flags & CKS_MODEL_SWAP_AB) ? cnt < cmt : cmt >= cnt));
+  bool const ordered = c.gpc_order && parallel && cm * cn <= 2 && (along_m ? cmt : cnt) >= 2;
   bool const weight_past_l2 = 2.0 * double(k) * double(n) > c.sm90_l2_bytes;
-  // a swapped weight past L2 once per cluster row (multicast); an unswapped one partly re-read per cluster row
-  double unique_bytes = 2.0 * double(m * k + k * n * ((v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? cmt : 1));
-  if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2)
-    unique_bytes += 2.0 * double(k) * double(n) * double(cmt - 1) * c.sm90_weight_reread;
+  bool const swapped_past_l2 = (v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2;
+  // a swapped weight past L2 once per cluster row (multicast); an unswapped one partly re-read per further cluster
+  // row, and a swapped one too where the GPC order runs its sharers along M in one GPC
+  double unique_bytes = 2.0 * double(m * k + k * n * (swapped_past_l2 ? cmt : 1));
+  double const reread = 2.0 * double(k) * double(n) * double(cmt - 1) * c.sm90_weight_reread;
+  if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2) unique_bytes += reread;
+  double const ordered_bytes =
+      swapped_past_l2 && ordered && along_m ? 2.0 * double(m * k + k * n) + reread : unique_bytes;
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
   // promoted 64-deep tiles stream as 128-deep ones (timemodel.py; sm90_tma_promotion.cuh)
   int64_t const depth = (tk == 64 && k % 128 == 0) ? 128 : tk;
@@ -116,11 +125,6 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   double const epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_epilogue_us_per_element;
   double const tma_epilogue = double(cdiv(tiles, sms) * tm * tn) * c.sm90_tma_epilogue_us_per_element;
   double const fixup = c.sm90_fixup_latency_us + double(tm * tn) * c.sm90_fixup_us_per_element;
-  bool const parallel = v.mode == CKS_MODEL_PARALLEL, stream_k = v.mode == CKS_MODEL_STREAM_K;
-  // the GPC order (sm90_gpc_order.h, over the op's output): the sharers of the tile a CTA loads for itself, along M
-  // (the B tile) or along N (the A tile); a launch of at most 1024 cluster units
-  bool const along_m = cm == 1 && (cn == 2 || ((v.flags & CKS_MODEL_SWAP_AB) ? cnt < cmt : cmt >= cnt));
-  bool const ordered = c.gpc_order && parallel && cm * cn <= 2 && (along_m ? cmt : cnt) >= 2;
   double const box_gpc = box_s_per_k - double(along_m ? tn : tm) * 2.0 / c.sm90_box_bytes_per_s *
                                            (1.0 - 1.0 / c.sm90_gpc_box_gain);
   // ping-pong + TMA epilogue, one partition: two tiles per SM in flight, the epilogue under the other's MMAs
@@ -135,15 +139,23 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   // CUTLASS's TMA epilogue where no fix-up precedes it (split 1, stream-K)
   double const in_kernel_one =
       (v.flags & CKS_MODEL_TMA_EPILOGUE) ? (stream_k ? c.sm90_streamk_us : 0.0) + tma_epilogue : in_kernel;
-  double const mem_full = unique_bytes / (c.sm90_bw_fraction * bw) * 1e6;
+  struct Main {
+    double t_main;
+    int64_t waves;
+  };
   // One launch: `work` tiles x partitions (`units` CTA slots with the clusters' padding) over
-  // k_len of K (timemodel._predict_sm90's main_loop).
+  // k_len of K (timemodel._predict_sm90's main_loop): its time and its waves of work units.
   auto main_loop = [&](int64_t work, int64_t units, int64_t k_len) {
+    bool const in_order = units <= 1024 * cm * cn;  // the GPC order applies (kMaxOrderedUnits)
+    double const dram_bytes = in_order ? ordered_bytes : unique_bytes;
     double const streamed = double(work < sms ? work : sms) * cta_stream / bw;
-    double t_mem = streamed >= c.sm90_bw_fraction ? mem_full : unique_bytes / (streamed * bw) * 1e6;
+    // DRAM time when the CTAs' streams fill it, else theirs
+    double t_mem = streamed >= c.sm90_bw_fraction ? dram_bytes / (c.sm90_bw_fraction * bw) * 1e6
+                                                  : dram_bytes / (streamed * bw) * 1e6;
     double const t_l2 = double(work) * cta_bytes_per_k * double(k_len) / l2_bw * 1e6;
     if (t_l2 > t_mem) t_mem = t_l2;
     double t_compute, t_box;
+    int64_t waves = 1;
     if (stream_k) {
       // every SM pays the pipeline fill once per tile it takes (at least once)
       double const sk_units = padded_tiles > sms ? double(padded_tiles) / double(sms) : 1.0;
@@ -151,7 +163,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
                   c.sm90_wave_overhead_us * sk_units;
       t_box = box_s_per_k * (double(padded_tiles * k) / double(sms)) * 1e6;
     } else {
-      int64_t const waves = cdiv(units, sms);
+      waves = cdiv(units, sms);
       // one wave of fewer CTAs than SMs: each computes and streams its TMA boxes faster (timemodel.SM90_UNDERFILL_*)
       double const fast = units >= sms ? 1.0
                                        : std::min(c.sm90_underfill_max,
@@ -161,14 +173,13 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
         t_tile = t_tile >= pp_epilogue ? t_tile : (t_tile + pp_epilogue) * 0.5;
         t_compute = double(waves) * t_tile + double(cdiv(units, 2 * sms)) * c.sm90_wave_overhead_us;
       } else {
-        t_compute = double(waves) * flops_per_k * double(k_len) / (rate * fast) * 1e6 +
-                    double(waves) * c.sm90_wave_overhead_us;
+        t_compute = double(waves) * (flops_per_k * double(k_len) / (rate * fast) * 1e6 + c.sm90_wave_overhead_us);
       }
-      double const box = ordered && units <= 1024 * cm * cn ? box_gpc : box_s_per_k;
+      double const box = ordered && in_order ? box_gpc : box_s_per_k;
       t_box = double(waves) * box * double(k_len) * 1e6 / fast;
     }
     if (t_box > t_mem) t_mem = t_box;
-    return t_mem > t_compute ? t_mem : t_compute;
+    return Main{t_mem > t_compute ? t_mem : t_compute, waves};
   };
   for (int s = 0; s < v.split_count; ++s) {
     int64_t const split = splits[v.first_split + s];
@@ -184,14 +195,16 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       parts = split < k_tiles ? split : k_tiles;
       k_len = cdiv(k, parts);
     }
-    double const t_main = main_loop(tiles * parts, padded_tiles * parts, k_len);
+    Main const main = main_loop(tiles * parts, padded_tiles * parts, k_len);
+    double const t_main = main.t_main;
     double extra;
     if (parallel) {
       extra = reduce_fixed + double(parts) * reduce_per_part;
     } else {
       // serial: the fix-up chain, and a share of a fix-up again per further wave of work units
-      int64_t const steps = parts - 1, waves = cdiv(padded_tiles * parts, sms);
-      extra = steps ? ((double(steps) + double(waves - 1) * c.sm90_fixup_wave) * fixup + c.sm90_memset_us) + in_kernel
+      int64_t const steps = parts - 1;
+      extra = steps ? ((double(steps) + double(main.waves - 1) * c.sm90_fixup_wave) * fixup + c.sm90_memset_us) +
+                          in_kernel
                     : (pair ? 0.0 : in_kernel_one);
       if (stream_k) extra += c.sm90_streamk_fraction * t_main;
     }
@@ -270,7 +283,7 @@ inline int rank(CksModel const& c, CksModelVariant const* variants, int variant_
 // empty) before this header is included: each library (library.cu.in), the CPU tests' harness
 // and the fake library of benchmarks/fakelib.py.
 #ifdef CKS_TIMEMODEL_EXPORT
-extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v15(CksModel const* model, CksModelVariant const* variants,
+extern "C" CKS_TIMEMODEL_EXPORT int cks_rank_v16(CksModel const* model, CksModelVariant const* variants,
                                              int variant_count, int32_t const* splits, int64_t m, int64_t n,
                                              int64_t k, int32_t only_split, CksRanked* out, int capacity) {
   return cks::model::rank(*model, variants, variant_count, splits, m, n, k, only_split, out, capacity);

@@ -393,7 +393,7 @@ def test_gpc_order_keeps_the_bits(lib, variant, split, m, n, k):
 @pytest.mark.parametrize("on, want", [(True, "linear_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8"),
                                       (False, "linear_f16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8")])
 def test_first_call_ranks_with_the_gpc_order(on, want):
-    """The library's ranking (cks_rank_v15) gets the GPC order from the launcher where it runs it: a fresh library's
+    """The library's ranking (cks_rank_v16) gets the GPC order from the launcher where it runs it: a fresh library's
     first call of 256 x 1024 x 16384 plans the 64x128 ping-pong tile (the best there with the order on: 36.7 us
     against 38.6, sessions 29-30), the 128x128 one with the order off; explain ranks the same; the result is the
     float64 product's. (This test's shape was 320 x 1280 x 16384 to session 36, 512 x 1024 x 16384 to session 37:

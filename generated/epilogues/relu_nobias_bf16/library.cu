@@ -1,7 +1,7 @@
 // generated from configs/epilogues.yaml by cutlass-splitk; do not edit
 // op relu_nobias_bf16: library-level entry points
 #include "cks_error.cuh"
-// cks_rank_v15: the dispatcher's time model over this op's variants (runtime/dispatch.py)
+// cks_rank_v16: the dispatcher's time model over this op's variants (runtime/dispatch.py)
 #define CKS_TIMEMODEL_EXPORT CKS_EXPORT
 #include "cks_timemodel.h"
 
