@@ -66,3 +66,35 @@ def test_a_constant_at_zero_is_tried_at_its_listed_values(tmp_path, monkeypatch,
     assert out[0] == "current constants: worst 1.246, mean 1.246"
     assert next(line for line in out if line.startswith("fitted")) == (
         "fitted: 0 shapes over 1.10, worst 1.000, mean 1.000: SM90_FIXUP_WAVE = 0.2")
+
+
+def test_pick_moves_lists_what_a_model_change_moves_and_draws_a_sample(tmp_path, monkeypatch, capsys):
+    """benchmarks/pick_moves.py (how held-out shapes are drawn for a time-model change): its picks are dispatch.rank's
+    first candidate, a moved suite or extra-shape pick fails the diff (those rows need the bench), and the sample of
+    moved grid shapes is the same for the same seed."""
+    import pick_moves
+    from cutlass_splitk.config import load_config
+
+    before = pick_moves.picks()
+    chain = next(o for o in load_config(pick_moves.CONFIG).ops if o.name == "bias_gelu_mul_permute_f16")
+    best = dispatch.rank(chain.variants, 16, 4096, 14336, pick_moves.devices()["h100"], archs=chain.archs,
+                         tma_epilogue=chain.epilogue.tma_in_kernel, activation=chain.epilogue.transcendental)[0]
+    assert before["bias_gelu_mul_permute_f16|h100|16x4096x14336"] == f"{best.variant.name} {best.split}"
+    assert len(before) == 8 * 2 * len(set(pick_moves.named_shapes())) + len(
+        {(m, n, k) for m in pick_moves.GRID_M for n in pick_moves.GRID_N for k in pick_moves.GRID_K}
+        - set(pick_moves.named_shapes()))
+    grid_keys = [key for key in sorted(before) if key.startswith("bias_gelu_mul_permute_f16|h100|1552x")][:5]
+    after = dict(before, **{key: "another 1" for key in grid_keys})
+    assert pick_moves.moved(before, after) == ([], grid_keys)
+    assert pick_moves.draw(grid_keys, 3, 7) == pick_moves.draw(grid_keys, 3, 7) != pick_moves.draw(grid_keys, 3, 8)
+    paths = [tmp_path / "before.json", tmp_path / "after.json"]
+    for path, picks in zip(paths, (before, after)):
+        path.write_text(json.dumps(picks))
+    monkeypatch.setattr(sys, "argv", ["pick_moves.py", "diff", *map(str, paths), "--draw", "2", "--seed", "1"])
+    assert pick_moves.main() == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("5 of ") and out[0].endswith("; 0 suite or extra-shape picks moved")
+    assert out[-1].startswith('SHAPES="1552,') and len(out[-1].split()) == 2
+    paths[1].write_text(json.dumps(dict(after, **{"qkv_bf16|h200|16x4096x14336": "another 1"})))
+    assert pick_moves.main() == 1
+    assert "  MOVED qkv_bf16|h200|16x4096x14336: " in capsys.readouterr().out
