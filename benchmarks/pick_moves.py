@@ -51,10 +51,10 @@ def named_shapes() -> List[Tuple[int, int, int]]:
 def picks(config: Path = CONFIG) -> Dict[str, str]:
     """'op|device|MxNxK' -> 'variant split' for the named shapes (every op, both devices) and the grid."""
     out = {}
-    grid = list(itertools.product(GRID_M, GRID_N, GRID_K))
+    named, grid = named_shapes(), list(itertools.product(GRID_M, GRID_N, GRID_K))
     for op in load_config(config).ops:
         for name, dev in devices().items():
-            shapes = named_shapes() + (grid if (op.name, name) == (GRID_OP, GRID_DEVICE) else [])
+            shapes = named + (grid if (op.name, name) == (GRID_OP, GRID_DEVICE) else [])
             for m, n, k in shapes:
                 best = dispatch.rank(op.variants, m, n, k, dev, archs=op.archs, tma_epilogue=op.epilogue.tma_in_kernel,
                                      activation=op.epilogue.transcendental)[0]

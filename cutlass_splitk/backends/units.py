@@ -62,10 +62,10 @@ def render_units(op: OpSpec, stamp: str, backend: Backend, unit: string.Template
                  declarations: Callable[[Sequence[KernelVariant]], str] = lambda variants: "",
                  ) -> List[Tuple[str, Tuple[str, ...], str]]:
     """(unit name, variant names, source) of ``op``'s units of ``backend``: its groups, sorted
-    by name, in ``batches`` of at most ``kernel_groups`` groups whose variants ``is_kernel``, each unit ``unit`` (``stamp``, ``op``, ``groups``, ``declarations``, ``bodies``)
-    around the groups' ``render_group(op, variants)`` (variants sorted by split mode);
-    ``declarations(variants)`` is what the unit declares after its includes, before its groups (empty by
-    default)."""
+    by name, in ``batches`` of at most ``kernel_groups`` groups whose variants ``is_kernel``, each unit ``unit``
+    (``stamp``, ``op``, ``groups``, ``declarations``, ``bodies``) around the groups' ``render_group(op, variants)``
+    (variants sorted by split mode); ``declarations(variants)`` is what the unit declares after its includes, before
+    its groups (empty by default)."""
     groups: Dict[str, List[KernelVariant]] = {}
     for v in op.variants:
         if v.backend is backend:

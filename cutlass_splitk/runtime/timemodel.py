@@ -184,12 +184,11 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     ordered = dev.gpc_order and parallel and cm * cn <= 2 and (cmt if along_m else cnt) >= 2
     # A and B once (a swapped kernel streams a B past L2 once per cluster of tiles along M, which multicasts it:
     # BENCHMARKS.md, sessions 13, 23 and 37; one that fits stays in L2 for the other tiles), and
-    weight_past_l2, swap = 2.0 * k * n > SM90_L2_BYTES, v.params.swap_ab
-    unique_bytes = 2.0 * (m * k + k * n * (cmt if swap and weight_past_l2 else 1))
-    reread = 2.0 * k * n * (cmt - 1) * SM90_WEIGHT_REREAD  # a weight past L2 partly again per further cluster row
-    unique_bytes += reread if weight_past_l2 and not swap else 0.0
-    # ... a swapped one too where the GPC order runs its sharers along M in one GPC (BENCHMARKS.md, session 42)
-    ordered_bytes = 2.0 * (m * k + k * n) + reread if swap and weight_past_l2 and ordered and along_m else unique_bytes
+    weight_past_l2 = 2.0 * k * n > SM90_L2_BYTES  # an unswapped one partly again per further cluster row:
+    unswapped_bytes = 2.0 * (m * k + k * n) + (2.0 * k * n * (cmt - 1) * SM90_WEIGHT_REREAD if weight_past_l2 else 0.0)
+    unique_bytes = 2.0 * (m * k + k * n * cmt) if v.params.swap_ab and weight_past_l2 else unswapped_bytes
+    # a swapped one as an unswapped one where the GPC order runs its sharers along M in one GPC (session 42)
+    ordered_bytes = unswapped_bytes if ordered and along_m else unique_bytes
     cta_bytes_per_k = (tm / cn + tn / cm) * 2.0  # a cluster multicasts B tiles cm-fold, A tiles cn-fold
     cta_stream = SM90_SM_BYTES_PER_S * ((128 if tk == 64 and k % 128 == 0 else tk) / 64.0) ** SM90_K_DEPTH_EXPONENT
     l2_bw, flops_per_k = SM90_L2_FACTOR * bw, 2.0 * tm * tn
@@ -208,7 +207,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
     new, out, kind = tuple.__new__, [], ("reduce" if parallel else "fix-up + epilogue")
     def main_loop(work: int, units: int, k_len: int) -> Tuple[float, float, float, int]:
         # one launch: ``work`` tiles x partitions (``units`` slots) over k_len of K; few units cannot fill DRAM
-        in_order = units <= 1024 * cm * cn  # the GPC order applies (sm90_gpc_order.h: kMaxOrderedUnits)
+        in_order = ordered and units <= 1024 * cm * cn  # the GPC order applies (sm90_gpc_order.h: kMaxOrderedUnits)
         dram_bytes = ordered_bytes if in_order else unique_bytes
         streamed = (work if work < sms else sms) * cta_stream / bw
         t_mem = dram_bytes / ((SM90_BW_FRACTION if streamed >= SM90_BW_FRACTION else streamed) * bw) * 1e6
@@ -227,7 +226,7 @@ def _predict_sm90(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
                 t_compute = waves * t_tile + -(-units // (2 * sms)) * SM90_WAVE_OVERHEAD_US
             else:
                 t_compute = waves * (flops_per_k * k_len / (rate * fast) * 1e6 + SM90_WAVE_OVERHEAD_US)
-            box = box_gpc if ordered and in_order else box_s_per_k
+            box = box_gpc if in_order else box_s_per_k
             t_box = waves * box * k_len * 1e6 / fast  # one CTA streaming its TMA boxes, per wave
         t_mem = t_box if t_box > t_mem else t_mem
         return (t_mem if t_mem > t_compute else t_compute), t_mem, t_compute, waves

@@ -107,15 +107,15 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   // (the B tile) or along N (the A tile); a launch of at most 1024 cluster units
   bool const along_m = cm == 1 && (cn == 2 || ((v.flags & CKS_MODEL_SWAP_AB) ? cnt < cmt : cmt >= cnt));
   bool const ordered = c.gpc_order && parallel && cm * cn <= 2 && (along_m ? cmt : cnt) >= 2;
+  // an unswapped weight past L2 partly re-read per further cluster row; a swapped one once per cluster row
+  // (multicast), except where the GPC order runs its sharers along M in one GPC: as an unswapped one
   bool const weight_past_l2 = 2.0 * double(k) * double(n) > c.sm90_l2_bytes;
-  bool const swapped_past_l2 = (v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2;
-  // a swapped weight past L2 once per cluster row (multicast); an unswapped one partly re-read per further cluster
-  // row, and a swapped one too where the GPC order runs its sharers along M in one GPC
-  double unique_bytes = 2.0 * double(m * k + k * n * (swapped_past_l2 ? cmt : 1));
-  double const reread = 2.0 * double(k) * double(n) * double(cmt - 1) * c.sm90_weight_reread;
-  if (!(v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2) unique_bytes += reread;
-  double const ordered_bytes =
-      swapped_past_l2 && ordered && along_m ? 2.0 * double(m * k + k * n) + reread : unique_bytes;
+  double const unswapped_bytes =
+      2.0 * double(m * k + k * n) +
+      (weight_past_l2 ? 2.0 * double(k) * double(n) * double(cmt - 1) * c.sm90_weight_reread : 0.0);
+  double const unique_bytes = (v.flags & CKS_MODEL_SWAP_AB) && weight_past_l2 ? 2.0 * double(m * k + k * n * cmt)
+                                                                                : unswapped_bytes;
+  double const ordered_bytes = ordered && along_m ? unswapped_bytes : unique_bytes;
   double const cta_bytes_per_k = (double(tm) / double(cn) + double(tn) / double(cm)) * 2.0;
   // promoted 64-deep tiles stream as 128-deep ones (timemodel.py; sm90_tma_promotion.cuh)
   int64_t const depth = (tk == 64 && k % 128 == 0) ? 128 : tk;
@@ -146,7 +146,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
   // One launch: `work` tiles x partitions (`units` CTA slots with the clusters' padding) over
   // k_len of K (timemodel._predict_sm90's main_loop): its time and its waves of work units.
   auto main_loop = [&](int64_t work, int64_t units, int64_t k_len) {
-    bool const in_order = units <= 1024 * cm * cn;  // the GPC order applies (kMaxOrderedUnits)
+    bool const in_order = ordered && units <= 1024 * cm * cn;  // the GPC order applies (kMaxOrderedUnits)
     double const dram_bytes = in_order ? ordered_bytes : unique_bytes;
     double const streamed = double(work < sms ? work : sms) * cta_stream / bw;
     // DRAM time when the CTAs' streams fill it, else theirs
@@ -175,7 +175,7 @@ inline int predict_sm90(CksModel const& c, CksModelVariant const& v, int32_t con
       } else {
         t_compute = double(waves) * (flops_per_k * double(k_len) / (rate * fast) * 1e6 + c.sm90_wave_overhead_us);
       }
-      double const box = ordered && in_order ? box_gpc : box_s_per_k;
+      double const box = in_order ? box_gpc : box_s_per_k;
       t_box = double(waves) * box * double(k_len) * 1e6 / fast;
     }
     if (t_box > t_mem) t_mem = t_box;
