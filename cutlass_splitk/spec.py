@@ -120,9 +120,11 @@ class EpilogueSpec:
 
     @property
     def tma_in_kernel(self) -> bool:
-        """Whether the sm90 in-kernel modes store this epilogue through CUTLASS's TMA epilogue (no E,
-        no permuted store: sm90_tma_epilogue.cuh's kTmaEpilogue)."""
-        return self.e_op is EOp.NONE and self.permute is Permute.NONE
+        """Whether the sm90 in-kernel modes store this epilogue through CUTLASS's TMA epilogue (the time
+        model's cheaper in-kernel epilogue, ``dispatch.rank``'s ``tma_epilogue``): every epilogue since
+        session 43 (round 68 put E and the permuted stores on it: sm90_tma_epilogue.cuh); until then only
+        those without E and without a permuted store."""
+        return True
 
     @property
     def transcendental(self) -> bool:

@@ -13,7 +13,7 @@ import pytest
 
 from cks_testutil import CONFIGS, MINIMAL_GROUP, MINIMAL_OP_YAML, MINIMAL_UNIT, MINIMAL_VARIANTS, ROOT, TEMPLATES
 from cutlass_splitk.backends import units as backend_units
-from cutlass_splitk.spec import Backend, SplitMode
+from cutlass_splitk.spec import Backend, EOp, Permute, SplitMode
 from cutlass_splitk import artifact, codegen, fsutil
 from cutlass_splitk.config import load_config, parse_config
 from cutlass_splitk.runtime import abi
@@ -173,7 +173,7 @@ def test_unit_count_for_the_shipped_configs():
             for op in config.ops:
                 sm80 = [v for v in op.variants if v.backend is Backend.SM80]
                 assert len(sm80) == 2 * len({v.group for v in sm80})
-                groups = 18 if op.epilogue.tma_in_kernel else 17
+                groups = 18 if op.epilogue.e_op is EOp.NONE and op.epilogue.permute is Permute.NONE else 17
                 assert len({v.group for v in op.variants if v.backend is Backend.SM90}) == groups
                 assert [u.name for u in units if u.op == op.name and not u.name.startswith("partial_")] == [
                     "sm80", "sm90", "library"]

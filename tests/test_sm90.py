@@ -209,15 +209,15 @@ def test_serial_split_above_one_needs_cooperative():
 
 
 def test_rules_mirror_the_epilogue_header():
-    # FusedWarpEpilogue::kCols: 64 columns staged unless the accumulators fill the registers
+    # kEpilogueSmem: 8 warps x 16 rows x (64 columns unless the accumulators fill the registers, + 4) floats
     assert rules.epilogue_columns((128, 128, 64), Schedule.COOPERATIVE) == 64
     assert rules.epilogue_columns((128, 256, 64), Schedule.COOPERATIVE) == 32
     assert rules.epilogue_columns((128, 96, 64), Schedule.COOPERATIVE) == 32
     assert rules.epilogue_smem((128, 128, 64), Schedule.COOPERATIVE, SplitMode.SERIAL) == 8 * 16 * 68 * 4
-    header = (rules.__file__.rsplit("/", 1)[0] + "/templates/sm90_epilogue.cuh")
-    text = open(header).read()
-    assert "static constexpr int kCols = (kTileN % 64 == 0 && kValues < 128) ? 64 : 32;" in text
-    assert "static constexpr int kStride = kCols + 4;" in text
+    header = (rules.__file__.rsplit("/", 1)[0] + "/templates/sm90_tma_epilogue.cuh")
+    text = " ".join(open(header).read().split())
+    assert ("constexpr int kEpilogueSmem = 8 * 16 * (((Cfg::kTileCols % 64 == 0 && Cfg::kTileRows * Cfg::kTileCols / "
+            "(Cfg::kCooperative ? 256 : 128) < 128) ? 64 : 32) + 4) * 4;") in text
 
 
 def test_mixed_backends_in_one_op_and_the_manifest_round_trip():
@@ -443,6 +443,22 @@ def test_in_kernel_modes_without_e_or_permute_store_through_tma(tmp_path):
     stores = [line for line in compile_ptx(group.text, tmp_path).splitlines()
               if "cp.async.bulk.tensor" in line and ".global.shared::cta" in line]
     assert stores, "no TMA store in the in-kernel kernels"
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("permute, rank", [("head_split", 4), ("qkv_split", 5)])
+def test_in_kernel_modes_with_e_and_a_permute_store_through_tma(tmp_path, permute, rank):
+    """An op with E and a permuted store takes the same TMA epilogue (session 43, round 68): E is a
+    TMA-loaded leaf of the visitor tree, and the tree's root (sm90_permuted_store.cuh) stores each
+    subtile as one box of the output seen as a rank-4 (head split) or rank-5 (qkv split) tensor, from
+    one thread (the 16-byte vector stores of views whose subtiles are not boxes are in the same kernel).
+    The serial group of the chain op, compiled to PTX by the real nvcc."""
+    text = SM90_YAML.replace("head_split", permute).replace("        parallel: [2, 4]\n", "")
+    (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
+    ptx = compile_ptx(group.text, tmp_path)
+    stores = [line for line in ptx.splitlines() if "cp.async.bulk.tensor" in line and ".global.shared::cta" in line]
+    assert stores and all(f".{rank}d." in line for line in stores), stores
+    assert "st.global.v4" in ptx  # the views whose subtiles are not boxes
 
 
 def test_split_one_only_serial_variants_take_the_persistent_scheduler():

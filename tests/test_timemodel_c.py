@@ -62,10 +62,9 @@ def cks_rank(tmp_path_factory):
     return abi.bind_rank(ctypes.CDLL(str(so)))
 
 
-def _python(op, m, n, k, dev, split):
+def _python(op, m, n, k, dev, split, tma):
     return [(c.variant.name, c.split, c.parts, c.predicted_us)
-            for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs, op.epilogue.tma_in_kernel,
-                                   op.epilogue.transcendental)]
+            for c in dispatch.rank(op.variants, m, n, k, dev, split, op.archs, tma, op.epilogue.transcendental)]
 
 
 def _problems(rng, count):
@@ -84,26 +83,27 @@ def test_every_shipped_and_explored_variant_is_covered():
     clusters = {v.params.cluster for op in OPS for v in op.variants if v.backend is Backend.SM90}
     assert backends == {Backend.SM80, Backend.SM90} and modes == {"serial", "parallel", "stream_k"}
     assert len(clusters) >= 2, clusters
-    assert {op.epilogue.tma_in_kernel for op in OPS} == {False, True}  # both in-kernel epilogues' costs
-    # and the TMA epilogue's ping-pong pair with and without a transcendental activation's cost
-    assert {(op.epilogue.tma_in_kernel, op.epilogue.transcendental) for op in OPS} >= {(True, False), (True, True)}
+    # every op's in-kernel epilogue is the TMA epilogue since session 43 (the earlier epilogue's cost: the
+    # parametrized test below passes the flag off too), with and without a transcendental activation's cost
+    assert {(op.epilogue.tma_in_kernel, op.epilogue.transcendental) for op in OPS} == {(True, False), (True, True)}
     # and pools where sm90 and sm80 variants both run natively on an H100 (dispatch.hopper_first's reorder)
     assert any(len({v.backend for v in dispatch.runnable(op.variants, op.archs, DEVICES[0])}) == 2 for op in OPS)
 
 
+@pytest.mark.parametrize("tma", [True, False], ids=["TMA epilogue", "earlier epilogue"])
 @pytest.mark.parametrize("fixup_wave", [None, 0.0, 1.3], ids=["shipped", "fix-up wave 0", "fix-up wave 1.3"])
 @pytest.mark.parametrize("dev", DEVICES, ids=lambda d: d.name + (" (GPC order)" if d.gpc_order else ""))
-def test_c_model_ranks_like_the_python_model(cks_rank, dev, fixup_wave, monkeypatch):
+def test_c_model_ranks_like_the_python_model(cks_rank, dev, fixup_wave, tma, monkeypatch):
     if fixup_wave is not None:  # serial split-K's fix-up per further wave (SM90_FIXUP_WAVE), off and larger, alike
         monkeypatch.setattr(timemodel, "SM90_FIXUP_WAVE", fixup_wave)
     rng = random.Random(20261123)
     compared = 0
     for op in OPS:
-        ranking = NativeRanking(cks_rank, op.variants, op.archs, dev, op.epilogue.tma_in_kernel, op.epilogue.transcendental)
+        ranking = NativeRanking(cks_rank, op.variants, op.archs, dev, tma, op.epilogue.transcendental)
         splits = sorted({s for v in op.variants for s in v.splits})
         for m, n, k in _problems(rng, 40):
             split = rng.choice([None, None, rng.choice(splits)])
-            want = _python(op, m, n, k, dev, split)
+            want = _python(op, m, n, k, dev, split, tma)
             got = ranking.scored(m, n, k, split)
             assert got == want, (op.name, dev.name, m, n, k, split)
             assert ranking.order(m, n, k, split) == [(name, s) for name, s, _, _ in want]
@@ -115,7 +115,7 @@ def test_c_model_offers_nothing_where_python_offers_nothing(cks_rank):
     """A device none of the variants runs on (an sm_75 GPU for sm80/sm90 builds)."""
     turing = DeviceInfo.from_properties("Tesla T4", 40, 7, 5)
     op = OPS[0]
-    assert _python(op, 16, 4096, 4096, turing, None) == []
+    assert _python(op, 16, 4096, 4096, turing, None, True) == []
     assert NativeRanking(cks_rank, op.variants, op.archs, turing).order(16, 4096, 4096) == []
 
 

@@ -63,7 +63,7 @@ def rank(variants: Iterable[KernelVariant], m: int, n: int, k: int, dev: DeviceI
     """All (variant, split) candidates, best first. ``split`` restricts the split factor;
     with ``archs`` (the op's sm80 targets) only variants with native code for ``dev`` are
     ranked, or, where there are none, the sm80 variants its PTX JIT can run. ``tma_epilogue``:
-    the op's EpilogueSpec.tma_in_kernel (its sm90 in-kernel modes' epilogue costs less); ``activation``:
+    the op's EpilogueSpec.tma_in_kernel (its sm90 in-kernel modes' TMA epilogue costs less); ``activation``:
     its EpilogueSpec.transcendental (a ping-pong tile's epilogue may outlast the other tile's MMAs).
     On an sm_90 GPU where sm90 and sm80 variants both run natively (sm80 grids built for sm_90), every sm90
     candidate comes first (:func:`hopper_first`)."""

@@ -17,7 +17,7 @@ the reduction (launched at ``SM90_REDUCE_LAUNCH_US``); serial = ``split`` partit
 workspace in K order (``parts - 1`` fix-ups, one memset launch, and ``SM90_FIXUP_WAVE`` of a fix-up again per further
 wave of work units: each wave's later partitions wait on its earlier ones); stream_k = every K iteration spread evenly
 over the SMs (a pipeline fill per tile an SM takes) + one fix-up + ``SM90_STREAMK_FRACTION`` of its main loop. The
-in-kernel epilogue follows the main loop; CUTLASS's TMA epilogue (ops without E or permute: ``tma_epilogue``) mostly
+in-kernel epilogue follows the main loop; CUTLASS's TMA epilogue (every op since session 43: ``tma_epilogue``) mostly
 overlaps the next tile's where no fix-up precedes it, and a ping-pong kernel's (its CTA at its two tiles' rate) hides
 under the other warpgroup's MMAs (one pipeline fill per two tiles) as long as they last (a transcendental
 activation's, ``SM90_PP_ACTIVATION_US_PER_ELEMENT`` per element, outlasts a short K's). One CTA's TMA pipeline streams
@@ -287,8 +287,8 @@ def _predict_sm80(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int
 
 def predict_splits(v: KernelVariant, m: int, n: int, k: int, splits: Iterable[int], dev: DeviceInfo,
                    tma_epilogue: bool = False, activation: bool = False) -> List[Candidate]:
-    """The candidates of ``v`` at each of ``splits`` (in that order). ``tma_epilogue``: the op has no E nor permute
-    (EpilogueSpec.tma_in_kernel: its sm90 in-kernel modes take CUTLASS's TMA epilogue); ``activation``: its
+    """The candidates of ``v`` at each of ``splits`` (in that order). ``tma_epilogue``: EpilogueSpec.tma_in_kernel (its
+    sm90 in-kernel modes take CUTLASS's TMA epilogue; off: the earlier epilogue's cost); ``activation``: its
     epilogue evaluates a transcendental activation (EpilogueSpec.transcendental)."""
     sm90 = v.backend is Backend.SM90
     return _predict_sm90(v, m, n, k, splits, dev, tma_epilogue, activation) if sm90 else _predict_sm80(v, m, n, k, splits, dev)

@@ -41,7 +41,8 @@ typedef struct CksModel {
 
 enum { CKS_MODEL_SERIAL = 0, CKS_MODEL_PARALLEL = 1, CKS_MODEL_STREAM_K = 2 };
 // CksModelVariant.flags: the sm90 kernel computes the transposed product (tm, tn, cm, cn are then
-// given over the op's output); its in-kernel modes take CUTLASS's TMA epilogue (no E, no permute);
+// given over the op's output); its in-kernel modes take CUTLASS's TMA epilogue (every op since session 43;
+// without the flag: the earlier in-kernel epilogue's cost);
 // its schedule is ping-pong; the op's epilogue evaluates a transcendental activation.
 enum { CKS_MODEL_SWAP_AB = 1, CKS_MODEL_TMA_EPILOGUE = 2, CKS_MODEL_PINGPONG = 4, CKS_MODEL_ACTIVATION = 8 };
 

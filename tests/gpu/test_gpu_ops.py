@@ -36,9 +36,13 @@ def cases(op):
     if p is Permute.NONE:
         return [(77, 200, 1000, None), (1, 1, 1, None), (33, 19, 517, None), (5, 64, 4096, None),
                 (130, 136, 264, None), (9, 22, 30, None)]  # N = 22: 2-aligned, not 4-aligned
+    # The last two of each: S a multiple of 128 and Dh of 32, where the sm90 in-kernel epilogue stores
+    # every subtile as one TMA box (sm90_permuted_store.cuh); the others take its vector stores.
     if p is Permute.HEAD_SPLIT:
-        return [(74, 200, 1000, (2, 37, 5, 40)), (1, 8, 13, (1, 1, 1, 8)), (48, 256, 4096, (3, 16, 4, 64))]
-    return [(74, 384, 1000, (2, 37, 3, 2, 64)), (5, 24, 24, (1, 5, 3, 1, 8)), (32, 192, 2048, (2, 16, 3, 1, 64))]
+        return [(74, 200, 1000, (2, 37, 5, 40)), (1, 8, 13, (1, 1, 1, 8)), (48, 256, 4096, (3, 16, 4, 64)),
+                (384, 384, 517, (3, 128, 6, 64)), (128, 96, 264, (1, 128, 3, 32))]
+    return [(74, 384, 1000, (2, 37, 3, 2, 64)), (5, 24, 24, (1, 5, 3, 1, 8)), (32, 192, 2048, (2, 16, 3, 1, 64)),
+            (256, 384, 1000, (2, 128, 3, 2, 64)), (128, 288, 264, (1, 128, 3, 3, 32))]
 
 
 def make_inputs(op, m, n, k, view, gen):
@@ -138,15 +142,16 @@ def test_repeated_call_reads_the_new_data_at_the_same_addresses(libs, lib_name, 
     assert not failures, "\n".join(failures)
 
 
-def persistent_case(op):
+def persistent_cases(op):
     """(M, N, K, view) with several output tiles per SM for every sm90 tile (>= 1.3 tiles of
-    256 x 128 per SM on a 132-SM H100), odd M, a short K."""
+    256 x 128 per SM on a 132-SM H100), odd M, a short K; permuted, also a view whose subtiles are
+    TMA boxes (S = 512)."""
     p = op.spec.epilogue.permute
     if p is Permute.NONE:
-        return 2061, 2560, 200, None
+        return [(2061, 2560, 200, None)]
     if p is Permute.HEAD_SPLIT:
-        return 2060, 2560, 200, (4, 515, 40, 64)
-    return 2060, 2496, 200, (4, 515, 3, 13, 64)
+        return [(2060, 2560, 200, (4, 515, 40, 64)), (2048, 2560, 200, (4, 512, 40, 64))]
+    return [(2060, 2496, 200, (4, 515, 3, 13, 64)), (2048, 2304, 200, (4, 512, 3, 12, 64))]
 
 
 @pytest.mark.parametrize("lib_name,op_name,variant", op_params())
@@ -160,16 +165,16 @@ def test_persistent_tiles(libs, lib_name, op_name, variant):
         pytest.skip("only the sm90 in-kernel modes run the fused epilogue in persistent CTAs")
     gen = torch.Generator(device="cuda")
     gen.manual_seed(5)
-    m, n, k, view = persistent_case(op)
     failures = []
-    for split in v.splits:
-        a, b, kw = make_inputs(op, m, n, k, view, gen)
-        for beta in ((0.0, 0.5) if op.spec.epilogue.beta else (None,)):
-            if beta is not None:
-                kw["beta"] = beta
-            why = checked_call(op, v, a, b, kw, split)
-            if why:
-                failures.append(f"split={split} beta={beta}: {why}")
+    for m, n, k, view in persistent_cases(op):
+        for split in v.splits:
+            a, b, kw = make_inputs(op, m, n, k, view, gen)
+            for beta in ((0.0, 0.5) if op.spec.epilogue.beta else (None,)):
+                if beta is not None:
+                    kw["beta"] = beta
+                why = checked_call(op, v, a, b, kw, split)
+                if why:
+                    failures.append(f"{m}x{n}x{k} view={view} split={split} beta={beta}: {why}")
     assert not failures, "\n".join(failures)
 
 

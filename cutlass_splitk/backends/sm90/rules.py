@@ -42,15 +42,17 @@ def accumulators_per_thread(tile: Shape3, schedule: Schedule) -> int:
 
 
 def epilogue_columns(tile: Shape3, schedule: Schedule) -> int:
-    """Columns the fused epilogue stages at a time per warp (mirrors FusedWarpEpilogue::kCols):
-    64 where registers allow, else 32."""
+    """Columns the in-kernel epilogue before session 43 staged at a time per warp: 64 where registers
+    allow, else 32. What it took is still the in-kernel epilogue's budget (:func:`epilogue_smem`)."""
     return 64 if tile[1] % 64 == 0 and accumulators_per_thread(tile, schedule) < MAX_ACCUMULATORS else 32
 
 
 def epilogue_smem(tile: Shape3, schedule: Schedule, mode: SplitMode) -> int:
-    """Shared memory of the epilogue: the fused epilogue's per-warp staging (serial, stream-K)
-    or CUTLASS's TMA store of f32 partials (parallel: at most one 64 x 32 f32 subtile, double
-    buffered, per consumer warpgroup)."""
+    """Shared memory of the epilogue: the budget of the in-kernel modes' TMA epilogue (serial,
+    stream-K; mirrors sm90_tma_epilogue.cuh's kEpilogueSmem, eight warps' staging of 16 rows of
+    :func:`epilogue_columns`, which it fits with two or one buffers of each kind) or CUTLASS's TMA store
+    of f32 partials (parallel: at most one 64 x 32 f32 subtile, double buffered, per consumer
+    warpgroup)."""
     if mode is SplitMode.PARALLEL:
         return 2 * 2 * 64 * 32 * 4
     return EPILOGUE_WARPS * 16 * (epilogue_columns(tile, schedule) + 4) * 4

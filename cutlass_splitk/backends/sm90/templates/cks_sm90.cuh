@@ -13,8 +13,8 @@
 //   sm90_mainloop.cuh               CUTLASS's main loop, the weight streamed with EVICT_FIRST
 //   sm90_config.cuh                 GemmConfig, VariantConfig, the main loop
 //   sm90_launch.cuh                 SM count, checks, kernel launch with clusters
-//   sm90_epilogue.cuh               FusedWarpEpilogue (serial, stream-K)
-//   sm90_tma_epilogue.cuh           CUTLASS's TMA epilogue (serial, stream-K; no E, no permute)
+//   sm90_permuted_store.cuh         the TMA epilogue's head/qkv-split store (a visitor node)
+//   sm90_tma_epilogue.cuh           CUTLASS's TMA epilogue (serial, stream-K)
 //   sm90_partial.cuh                PartialGemm (declared; its own unit defines it)
 //   sm90_gemm.cuh                   SplitKGemm (serial, stream-K), ParallelGemm
 #pragma once
@@ -29,7 +29,6 @@
 #include "cks_replay.cuh"
 #include "sm90_config.cuh"
 #include "sm90_launch.cuh"
-#include "sm90_epilogue.cuh"
 #include "sm90_tma_epilogue.cuh"
 #include "sm90_partial.cuh"
 #include "sm90_gemm.cuh"

@@ -4,9 +4,8 @@
 //     SplitK decomposition gives each CTA one K partition of a tile; the partitions meet in an
 //     f32 workspace in K order (ReductionMode::Deterministic: a turnstile per tile, so the sum
 //     is bitwise reproducible), and only the CTA that finishes a tile runs the fused epilogue,
-//     once, on the complete f32 sum: CUTLASS's TMA epilogue where the op has no E and no permuted
-//     store (sm90_tma_epilogue.cuh), else FusedWarpEpilogue. Split 1 is the data-parallel
-//     decomposition.
+//     once, on the complete f32 sum: CUTLASS's TMA epilogue (sm90_tma_epilogue.cuh, the permuted
+//     store sm90_permuted_store.cuh's). Split 1 is the data-parallel decomposition.
 //   * stream_k (SplitKGemm<Cfg, true>): the same kernel with the StreamK decomposition: whole
 //     tiles plus stream-K units that split the remaining K iterations evenly over the SMs.
 //   * parallel (ParallelGemm<Cfg>): the batched partial GEMM (sm90_partial.cuh) writes f32
@@ -39,7 +38,6 @@
 #include "cks_plan_cache.cuh"
 #include "cks_reduction.cuh"
 #include "sm90_config.cuh"
-#include "sm90_epilogue.cuh"
 #include "sm90_launch.cuh"
 #include "sm90_tma_epilogue.cuh"
 #include "sm90_partial.cuh"
@@ -47,20 +45,12 @@
 namespace cks {
 namespace sm90 {
 
-// The in-kernel modes' epilogue: CUTLASS's TMA epilogue where the op has no E and no permuted
-// store (sm90_tma_epilogue.cuh), else FusedWarpEpilogue.
-template <class Cfg, bool kTma = kTmaEpilogue<Cfg>>
-struct InKernelEpilogue {
-  using type = DirectEpilogue<Cfg>;
-  static void fill(typename type::Arguments& e, CksArgs const&, typename FusedEpilogue<Cfg>::Params const& epi) {
-    e.epi = epi;
-  }
-};
+// The in-kernel modes' epilogue: CUTLASS's TMA epilogue (sm90_tma_epilogue.cuh).
 template <class Cfg>
-struct InKernelEpilogue<Cfg, true> {
+struct InKernelEpilogue {
   using type = typename TmaEpilogueConfig<Cfg>::Collective;
-  static void fill(typename type::Arguments& e, CksArgs const& a, typename FusedEpilogue<Cfg>::Params const&) {
-    TmaEpilogueConfig<Cfg>::fill(e, a);
+  static void fill(typename type::Arguments& e, CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
+    TmaEpilogueConfig<Cfg>::fill(e, a, epi);
   }
 };
 
@@ -76,7 +66,7 @@ struct SplitKGemm {
       kStreamKScheduler, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<
       cute::Shape<int, int, int, int>,
-      Mainloop<Gemm, int(sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage))>,
+      Mainloop<Gemm, kEpilogueSmem<Cfg>>,
       typename InKernelEpilogue<Cfg>::type, Scheduler>;
   static_assert(Kernel::SharedStorageSize <= 232448, "more shared memory than one sm_90 block can have");
 

@@ -1,18 +1,22 @@
-// cutlass-splitk sm90 backend: the in-kernel modes' epilogue for ops without E and without a
-// permuted store, on CUTLASS's TMA warp-specialized collective epilogue. CUTLASS brings C (where
-// beta != 0) into shared memory with TMA from the epilogue's load warp while the MMAs run,
-// applies a visitor tree to the accumulator fragments in registers and writes D through shared
-// memory with TMA stores that complete while the next tile's main loop runs. The tree's one
-// compute node is FusedEpilogue's linear part and activation, written out here per value with
-// the same operations in the same order (the same bits as the parallel reduction's epilogue).
+// cutlass-splitk sm90 backend: the in-kernel modes' epilogue (serial split-K, stream-K), on CUTLASS's
+// TMA warp-specialized collective epilogue. CUTLASS brings C (where beta != 0) and E into shared
+// memory with TMA from the epilogue's load warp while the MMAs run, applies a visitor tree to the
+// accumulator fragments in registers and writes D through shared memory with TMA stores that
+// complete while the next tile's main loop runs; a permuted D is stored by the tree's root node
+// (sm90_permuted_store.cuh). The tree's one compute node is FusedEpilogue's linear part,
+// activation and E op, written out here per value with the same operations in the same order (the
+// same bits as the parallel reduction's epilogue).
 //
-// Measured on the H100 (BENCHMARKS.md, session 20, round 30): against FusedWarpEpilogue on the
-// same 128x256 main loop, CUTLASS's epilogue issued 14.4 M warp instructions for a whole plain
-// 8192 x 8192 x 512 GEMM where ours issued 34.5 M (~9.5 thread instructions per output of
-// staging and addressing), 20-30 % faster where the epilogue weighs (short K, large M*N).
+// Measured on the H100 against our earlier epilogue (a per-warp shared-memory transpose and 16-byte
+// stores, FusedEpilogue per vector): for ops without E or permute (session 20, rounds 30-33) 4-37 %
+// faster at split 1 where the epilogue weighs (short K, large M*N), level on long K; for the chain op
+// (bias, GELU, * E, head split; session 43, round 68) up to 40 % faster, the same bits on every
+// candidate (BENCHMARKS.md).
 //
-// Its shared memory stays within FusedWarpEpilogue's (static_assert below), so the main loop keeps
-// the stage count sm90's rules (rules.py) compute for every in-kernel variant.
+// Its shared memory stays within the budget the stage rule leaves the epilogue (rules.py's
+// epilogue_smem: kEpilogueSmem below), so the main loop keeps the stage count sm90's rules compute
+// for every in-kernel variant: where two buffers of each kind do not fit, E's and the store's
+// buffers go down to one.
 #pragma once
 
 #include "cute/tensor.hpp"
@@ -22,16 +26,23 @@
 
 #include "cks_activation.cuh"
 #include "cks_epilogue.cuh"
-#include "sm90_epilogue.cuh"
+#include "sm90_permuted_store.cuh"
 
 namespace cks {
 namespace sm90 {
 
 namespace fusion = cutlass::epilogue::fusion;
 
-// Whether an op's in-kernel modes take this epilogue: no E and no permuted store.
+// The shared memory the stage rule leaves the in-kernel epilogue (rules.py's epilogue_smem): what the
+// in-kernel epilogue before session 43 (eight warps staging 16 rows of 64 columns, or 32 where the
+// tile's accumulators fill the registers) took, so that every stage count stayed as it was.
 template <class Cfg>
-constexpr bool kTmaEpilogue = Cfg::kEOp == EOp::kNone && Cfg::kPermute == Permute::kNone;
+constexpr int kEpilogueSmem =
+    8 * 16 * (((Cfg::kTileCols % 64 == 0 && Cfg::kTileRows * Cfg::kTileCols / (Cfg::kCooperative ? 256 : 128) < 128)
+                   ? 64
+                   : 32) +
+              4) *
+    4;
 
 // The call's scalars (the compute node's arguments).
 struct TmaScalars {
@@ -39,12 +50,13 @@ struct TmaScalars {
   bool bias = false;  // a bias was given at call time
 };
 
-// alpha * acc + beta * C + bias, then the activation: FusedEpilogue::add_linear and finish_with
-// (without E), value by value, the call's case (bias given or not, beta zero or not) chosen once
-// per fragment: tested value by value, the node ran 25 % slower on 8192 x 8192 x 512 (round 33).
-// `c` is only read where beta != 0 (C is only loaded then); kBeta: the op takes C at all.
-template <Act kAct, bool kBeta, bool kBias>
-struct TmaLinearAct {
+// alpha * acc + beta * C + bias, then the activation, then E added or multiplied: FusedEpilogue's
+// add_linear and finish_with, value by value, the call's case (bias given or not, beta zero or not)
+// chosen once per fragment: tested value by value, the node ran 25 % slower on 8192 x 8192 x 512
+// (round 33). `c` is only read where beta != 0 (C is only loaded then); kBeta: the op takes C at
+// all. Ops with E have a fourth input.
+template <Act kAct, bool kBeta, bool kBias, EOp kEOp>
+struct TmaFused {
   template <class T>
   struct Fn {
     using Arguments = TmaScalars;
@@ -70,6 +82,17 @@ struct TmaLinearAct {
         CUTLASS_PRAGMA_UNROLL
         for (int i = 0; i < N; ++i) v[i] = activate<kAct>(acc[i] * s.alpha, s.act_arg);
       }
+      return v;
+    }
+    template <int N>
+    CUTLASS_DEVICE cutlass::Array<float, N> operator()(cutlass::Array<float, N> const& acc,
+                                                       cutlass::Array<float, N> const& c,
+                                                       cutlass::Array<float, N> const& bias,
+                                                       cutlass::Array<float, N> const& e,
+                                                       TmaScalars const& s) const {
+      cutlass::Array<float, N> v = (*this)(acc, c, bias, s);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < N; ++i) v[i] = kEOp == EOp::kAdd ? v[i] + e[i] : v[i] * e[i];
       return v;
     }
   };
@@ -117,16 +140,17 @@ struct TmaEpilogueConfig {
   using Element = typename Cfg::Element;
   using TileShape = typename Cfg::TileShape;
   static constexpr bool kBeta = Cfg::kBeta;
+  static constexpr bool kE = Cfg::kEOp != EOp::kNone;
+  static constexpr bool kPermuted = Cfg::kPermute != Permute::kNone;
   // CUTLASS's automatic epilogue tile: 128 (cooperative) or 64 (ping-pong) rows by 32 columns.
   using EpilogueTile = cute::Shape<cute::Int<cute::min(Cfg::kCooperative ? 128 : 64, Cfg::kTileRows)>, cute::_32>;
   static constexpr int kEpiTiles = Cfg::kTileRows * Cfg::kTileCols / (cute::size<0>(EpilogueTile{}) * 32);
   static constexpr int kFragment = cute::size<0>(EpilogueTile{}) * 32 / (Cfg::kCooperative ? 256 : 128);
-  // Without C: CUTLASS's own stages (two D buffers, the store's wait delayed). With C: C's buffers
-  // hold D too; two of them (CUTLASS would take four, more than FusedWarpEpilogue's footprint).
-  using Policy = typename cutlass::platform::conditional<
-      kBeta, cutlass::epilogue::Sm90TmaWarpSpecialized<2, 1, kFragment, true, false>,
-      cutlass::epilogue::Sm90TmaWarpSpecialized<2, cute::min(kEpiTiles, 2), kFragment, false, true>>::type;
-  using ElementC = typename cutlass::platform::conditional<kBeta, Element, void>::type;
+  using GmemStride = cute::Stride<int64_t, cute::_1, int64_t>;  // C, D and E: row-major
+  // The builder's buffers for C, D and E: the 64-byte swizzle (PermutedStore reads D's back with it).
+  using SmemAtom = decltype(cutlass::epilogue::collective::detail::sm90_get_epilogue_smem_swizzle_layout_atom<
+                            GmemStride, Element, EpilogueTile>());
+  static_assert(cute::is_same_v<SmemAtom, cute::GMMA::Layout_K_SW64_Atom<Element>>, "32 16-bit columns: SW64");
 
   using Accumulator = fusion::Sm90AccFetch;
   using Zero = fusion::Sm90ScalarBroadcast<float>;
@@ -138,43 +162,106 @@ struct TmaEpilogueConfig {
           Cfg::kBias == Bias::kPerRow,
           fusion::Sm90ColBroadcast<0, TileShape, Element, float, cute::Stride<cute::_1, cute::_0, int64_t>, 1>,
           Zero>::type>::type;
-  using Fusion = fusion::Sm90EVT<
-      fusion::Sm90Compute<TmaLinearAct<Cfg::kAct, kBeta, Cfg::kBias != Bias::kNone>::template Fn, Element, float,
-                          cutlass::FloatRoundStyle::round_to_nearest>,
-      Accumulator, Source, BiasNode>;
+  using Compute = fusion::Sm90Compute<TmaFused<Cfg::kAct, kBeta, Cfg::kBias != Bias::kNone, Cfg::kEOp>::template Fn,
+                                      Element, float, cutlass::FloatRoundStyle::round_to_nearest>;
 
-  using Collective = typename cutlass::epilogue::collective::detail::Sm90TmaBuilderImpl<
-      TileShape, EpilogueTile, float, float, ElementC, cutlass::layout::RowMajor, 8, Element,
-      cutlass::layout::RowMajor, 8, Fusion, Policy>::CollectiveOp;
+  // The collective with kLoads buffers of each source it loads (C, E) and kStores of D.
+  // Without C: CUTLASS's own stages (two D buffers, the store's wait delayed). With C (and D not
+  // permuted): C's buffers hold D too; two of them (CUTLASS would take four).
+  template <int kLoads, int kStores>
+  struct Build {
+    using Policy = typename cutlass::platform::conditional<
+        kBeta && !kPermuted, cutlass::epilogue::Sm90TmaWarpSpecialized<kLoads, 1, kFragment, true, false>,
+        cutlass::epilogue::Sm90TmaWarpSpecialized<kLoads, cute::min(kEpiTiles, kStores), kFragment, false,
+                                                  true>>::type;
+    using ELoad = fusion::Sm90AuxLoad<
+        kLoads, EpilogueTile, Element, GmemStride, SmemAtom,
+        decltype(cutlass::epilogue::collective::detail::sm90_get_smem_load_op_for_source<GmemStride, Element,
+                                                                                           EpilogueTile>()),
+        8, false>;
+    using Tree = typename cutlass::platform::conditional<
+        kE, fusion::Sm90EVT<Compute, Accumulator, Source, BiasNode, ELoad>,
+        fusion::Sm90EVT<Compute, Accumulator, Source, BiasNode>>::type;
+    using Fusion = typename cutlass::platform::conditional<
+        kPermuted, fusion::Sm90EVT<PermutedStore<Cfg, EpilogueTile>, Tree>,
+        Tree>::type;
+    using ElementC = typename cutlass::platform::conditional<kBeta, Element, void>::type;
+    using ElementD = typename cutlass::platform::conditional<kPermuted, void, Element>::type;
+    using Collective = typename cutlass::epilogue::collective::detail::Sm90TmaBuilderImpl<
+        TileShape, EpilogueTile, float, float, ElementC, cutlass::layout::RowMajor, 8, ElementD,
+        cutlass::layout::RowMajor, 8, Fusion, Policy>::CollectiveOp;
+    static constexpr bool kFits = sizeof(typename Collective::SharedStorage) <= size_t(kEpilogueSmem<Cfg>);
+  };
+  // Two buffers of each where they fit, else one of each.
+  using Chosen = typename cutlass::platform::conditional<Build<2, 2>::kFits, Build<2, 2>, Build<1, 1>>::type;
+  using Collective = typename Chosen::Collective;
+  static_assert(Chosen::kFits, "the TMA epilogue must fit the shared memory the stage rule leaves the epilogue");
 
-  static_assert(sizeof(typename Collective::SharedStorage) <= sizeof(typename FusedWarpEpilogue<Cfg>::SharedStorage),
-                "the TMA epilogue must fit the shared memory the stage rule leaves FusedWarpEpilogue");
+  // The visitor tree's arguments below the permuted store, if any.
+  template <class Thread>
+  static auto& tree(Thread& t) {
+    if constexpr (kPermuted) {
+      return t.op_0;
+    } else {
+      return t;
+    }
+  }
 
-  // The collective's arguments for one call (checked by prepare: C, D and the bias aligned to 16
-  // bytes with strides of whole vectors).
+  // The tree's node I (1 C, 2 the bias, 3 E or the compute node, 4 the compute node with E): a
+  // visitor of five nodes keeps its arguments in a tuple, one of four in named members.
+  template <int I, class T>
+  static auto& node(T& t) {
+    if constexpr (kE) {
+      return cute::get<I>(t);
+    } else if constexpr (I == 1) {
+      return t.op_1;
+    } else if constexpr (I == 2) {
+      return t.op_2;
+    } else {
+      return t.op_3;
+    }
+  }
+
+  // The collective's arguments for one call (checked by prepare: C, D, E and the bias aligned to
+  // 16 bytes with strides of whole vectors; `epi` filled by it).
   template <class EpilogueArguments>
-  static void fill(EpilogueArguments& e, CksArgs const& a) {
+  static void fill(EpilogueArguments& e, CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
     Element* d = static_cast<Element*>(a.d);
+    auto& t = tree(e.thread);
     if constexpr (kBeta) {
       bool const source = a.beta != 0.f;
-      // Without C (beta = 0) the descriptor still needs a tensor: D's, never read.
+      // Without C (beta = 0) the descriptor still needs a tensor: D's, never read (a permuted D:
+      // C's own, whose pointer and stride prepare checked where given, else D's first rows).
       e.ptr_C = source ? static_cast<Element const*>(a.c) : d;
-      cute::get<0>(e.dC) = source ? a.ldc : a.ldd;
-      e.thread.op_1.needed = source;
+      cute::get<0>(e.dC) = source ? a.ldc : (kPermuted ? int64_t(a.n) : a.ldd);
+      node<1>(t).needed = source;
     }
-    e.ptr_D = d;
-    cute::get<0>(e.dD) = a.ldd;
+    if constexpr (kPermuted) {
+      e.ptr_D = nullptr;
+      e.thread.op_1.epi = epi;
+      e.thread.op_1.boxed = PermutedStore<Cfg, EpilogueTile>::encode(e.thread.op_1, a);
+    } else {
+      e.ptr_D = d;
+      cute::get<0>(e.dD) = a.ldd;
+    }
     Element const* bias = static_cast<Element const*>(a.bias);
     if constexpr (Cfg::kBias == Bias::kPerCol) {
-      e.thread.op_2.ptr_row = bias;
+      node<2>(t).ptr_row = bias;
     } else if constexpr (Cfg::kBias == Bias::kPerRow) {
-      e.thread.op_2.ptr_col = bias;
+      node<2>(t).ptr_col = bias;
     }
-    TmaScalars& s = e.thread.op_3;
-    s.alpha = a.alpha;
-    s.beta = kBeta ? a.beta : 0.f;
-    s.act_arg = a.act_arg;
-    s.bias = Cfg::kBias != Bias::kNone && bias != nullptr;
+    TmaScalars* s;
+    if constexpr (kE) {
+      node<3>(t).ptr_aux = static_cast<Element const*>(a.e);
+      cute::get<0>(node<3>(t).dAux) = a.lde;
+      s = &node<4>(t);
+    } else {
+      s = &node<3>(t);
+    }
+    s->alpha = a.alpha;
+    s->beta = kBeta ? a.beta : 0.f;
+    s->act_arg = a.act_arg;
+    s->bias = Cfg::kBias != Bias::kNone && bias != nullptr;
   }
 };
 
