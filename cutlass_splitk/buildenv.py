@@ -5,8 +5,8 @@ doctor``), following torch.utils.cpp_extension, CMake and FlashInfer:
 
 * ``MAX_JOBS``: parallel nvcc jobs (``-j`` overrides it). Default: the CPUs this process may
   run on (``os.sched_getaffinity``), at most one job per ``GB_PER_JOB`` GB of ``MemAvailable``
-  (the default config's largest unit peaks at 7.1 GB in cicc: an op's seven sm90 groups with the
-  kernel in them; its other units at 0.8-5.4 GB).
+  (the default config's largest unit peaks at 7.4 GB in cicc: the chain op's six sm90 groups with the
+  kernel in them; its other units at 0.8-7.2 GB).
 * ``CUTLASS_SPLITK_CUDA_ARCH_LIST``: ``TORCH_CUDA_ARCH_LIST`` syntax (``"8.0;9.0+PTX"``,
   ``"8.6 8.9"``, ``"Ampere"``); replaces the -gencode targets of every unit whose targets are
   all forward compatible (the sm80 backend's). Arch-specific targets (``90a``) are never

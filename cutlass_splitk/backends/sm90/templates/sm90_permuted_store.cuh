@@ -25,8 +25,37 @@
 namespace cks {
 namespace sm90 {
 
+// The host side of a visitor node whose parameters are its arguments and which needs no workspace.
+template <class Arguments>
+struct PlainNodeHost {
+  template <class ProblemShape>
+  static constexpr Arguments to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
+    return args;
+  }
+  template <class ProblemShape>
+  static bool can_implement(ProblemShape const&, Arguments const&) {
+    return true;
+  }
+  template <class ProblemShape>
+  static size_t get_workspace_size(ProblemShape const&, Arguments const&) {
+    return 0;
+  }
+  template <class ProblemShape>
+  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
+                                              cutlass::CudaHostAdapter* = nullptr) {
+    return cutlass::Status::kSuccess;
+  }
+};
+
+template <class Cfg>
+struct PermutedStoreArguments {
+  cute::TmaDescriptor box;                   // the permuted output (boxed only)
+  typename FusedEpilogue<Cfg>::Params epi;  // D, M, N and the permute's divisors
+  bool boxed = false;
+};
+
 template <class Cfg, class EpilogueTile>
-struct PermutedStore {
+struct PermutedStore : PlainNodeHost<PermutedStoreArguments<Cfg>> {
   using Element = typename Cfg::Element;
   using ElementAux = Element;  // the collective's D buffers hold it
   static constexpr int kRows = cute::size<0>(EpilogueTile{});
@@ -41,11 +70,7 @@ struct PermutedStore {
                              cute::Stride<int64_t, cute::_1, int64_t>, Element, EpilogueTile>());
 
   struct SharedStorage {};
-  struct Arguments {
-    cute::TmaDescriptor box;                   // the permuted output (boxed only)
-    typename FusedEpilogue<Cfg>::Params epi;  // D, M, N and the permute's divisors
-    bool boxed = false;
-  };
+  using Arguments = PermutedStoreArguments<Cfg>;
   using Params = Arguments;
 
   // The byte offset of (row, 16-byte chunk) in a staged subtile: the 64-byte swizzle XORs the
@@ -74,24 +99,6 @@ struct PermutedStore {
         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS;
-  }
-
-  template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
-    return args;
-  }
-  template <class ProblemShape>
-  static bool can_implement(ProblemShape const&, Arguments const&) {
-    return true;
-  }
-  template <class ProblemShape>
-  static size_t get_workspace_size(ProblemShape const&, Arguments const&) {
-    return 0;
-  }
-  template <class ProblemShape>
-  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
-                                              cutlass::CudaHostAdapter* = nullptr) {
-    return cutlass::Status::kSuccess;
   }
 
   CUTLASS_HOST_DEVICE PermutedStore() {}

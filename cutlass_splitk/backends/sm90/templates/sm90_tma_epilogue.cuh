@@ -99,31 +99,19 @@ struct TmaFused {
 };
 
 // CUTLASS's source fetch, loaded only where the call's beta is non-zero (C may then be absent).
+struct SourceNeeded {
+  bool needed = false;
+};
 template <class Element>
-struct SourceWhereNeeded : fusion::Sm90SrcFetch<Element> {
+struct SourceWhereNeeded : fusion::Sm90SrcFetch<Element>, PlainNodeHost<SourceNeeded> {
   struct SharedStorage {};
-  struct Arguments {
-    bool needed = false;
-  };
+  using Arguments = SourceNeeded;
   using Params = Arguments;
-
-  template <class ProblemShape>
-  static constexpr Params to_underlying_arguments(ProblemShape const&, Arguments const& args, void*) {
-    return args;
-  }
-  template <class ProblemShape>
-  static bool can_implement(ProblemShape const&, Arguments const&) {
-    return true;
-  }
-  template <class ProblemShape>
-  static size_t get_workspace_size(ProblemShape const&, Arguments const&) {
-    return 0;
-  }
-  template <class ProblemShape>
-  static cutlass::Status initialize_workspace(ProblemShape const&, Arguments const&, void*, cudaStream_t,
-                                              cutlass::CudaHostAdapter* = nullptr) {
-    return cutlass::Status::kSuccess;
-  }
+  using Host = PlainNodeHost<SourceNeeded>;  // not the fetch's own (arguments of another type)
+  using Host::can_implement;
+  using Host::get_workspace_size;
+  using Host::initialize_workspace;
+  using Host::to_underlying_arguments;
 
   CUTLASS_HOST_DEVICE SourceWhereNeeded() {}
   CUTLASS_HOST_DEVICE SourceWhereNeeded(Params const& params, SharedStorage const&) : needed_(params.needed) {}
