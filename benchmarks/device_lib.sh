@@ -99,7 +99,8 @@ coalescer() {
     echo "== cublas $s: $(sums "$out/${name}_cublas.txt")"
   done
 }
-# common_phase PHASE: the phases the session scripts share, logs and JSON under $out: ops (the GPU op
+# common_phase PHASE: the phases the session scripts share, logs and JSON under $out: build (build/default and
+# build/epilogues, or the configs in $CONFIGS_TO_BUILD, from this checkout, the slowest units in the log), ops (the GPU op
 # tests and hostile inputs), rest (the rest of the GPU suite), bench (the suite's bench, chain op, f16
 # and bf16; SWEEP=1: every candidate swept; COMPILE=1: with the torch.compile column; REPEAT: rounds, default 2), benchx (f16 on
 # benchmarks/extra_shapes.yaml, every candidate swept), multi (the GPU tests that need two GPUs, and the GPC order's,
@@ -107,6 +108,10 @@ coalescer() {
 # script's $fuzz_seed; .cutlass carried). Returns 1 for any other phase.
 common_phase() {
   case $1 in
+    build) for c in ${CONFIGS_TO_BUILD:-default epilogues}; do
+             python3 -m cutlass_splitk.cli build configs/$c.yaml -o build/$c --slowest 8 > "$out/build_$c.txt" 2>&1
+             echo "build $c rc=$?"; tail -10 "$out/build_$c.txt"
+           done ;;
     ops) gpu_tests ops tests/gpu/test_gpu_ops.py tests/gpu/test_gpu_hostile.py ;;
     rest) gpu_tests rest tests/gpu --deselect tests/gpu/test_gpu_ops.py --deselect tests/gpu/test_gpu_hostile.py ;;
     bench) python3 -m cutlass_splitk.cli bench build/default --op 'bias_gelu_mul_permute_{dtype}' --dtype f16 bf16 \

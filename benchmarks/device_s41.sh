@@ -4,15 +4,11 @@
 #             2-core CPU machine was 2.6-3.6x slower than usual at the time), the slowest units of each in the log
 #   mid       the shipped chain op (build/default, round 67's swapped wide tiles now in it) swept on medium shapes drawn
 #             before the run (every candidate, graph replays, cuBLAS and the eager chain beside), packed into $OUT/mid.tgz
-#   ops rest bench benchx multi fuzz   device_lib.sh's common phases
+#   ops rest bench benchx multi fuzz   device_lib.sh's common phases (build too, since session 43)
 source benchmarks/device_lib.sh  # the run's setup, persweep, common_phase
 fuzz_seed=20264101
 for phase in "$@"; do
   case $phase in
-    build) for c in default epilogues; do
-             python3 -m cutlass_splitk.cli build configs/$c.yaml -o build/$c --slowest 8 > "$out/build_$c.txt" 2>&1
-             echo "build $c rc=$?"; tail -10 "$out/build_$c.txt"
-           done ;;
     mid) persweep mid default bias_gelu_mul_permute_f16 ${LIMIT:-60} $SHAPES ;;
     *) common_phase "$phase" ;;
   esac

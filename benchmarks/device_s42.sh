@@ -6,15 +6,11 @@
 #             eager chain beside): shapes drawn at random, before the run, from those whose pick the swapped
 #             weight's GPC-order term (cks_rank_v16) moves, packed into $OUT/chg.tgz (device_lib's persweep)
 #             (a second call: shapes whose pick a refit of the constants on top of v16 moves, seed 20264202)
-#   ops rest bench benchx multi fuzz   device_lib.sh's common phases
+#   ops rest bench benchx multi fuzz   device_lib.sh's common phases (build too, since session 43)
 source benchmarks/device_lib.sh  # the run's setup, persweep, common_phase
 fuzz_seed=20264201
 for phase in "$@"; do
   case $phase in
-    build) for c in ${CONFIGS_TO_BUILD:-default epilogues}; do
-             python3 -m cutlass_splitk.cli build configs/$c.yaml -o build/$c --slowest 8 > "$out/build_$c.txt" 2>&1
-             echo "build $c rc=$?"; tail -10 "$out/build_$c.txt"
-           done ;;
     chg) persweep chg default bias_gelu_mul_permute_f16 ${LIMIT:-60} $SHAPES ;;
     *) common_phase "$phase" ;;
   esac

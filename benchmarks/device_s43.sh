@@ -6,13 +6,12 @@
 #   r68      round 68: every in-kernel candidate of both ops, both builds in turn ($RUNS, default "a"), flushed and
 #            graph, checked against float64 (outputs poisoned), bit digests to compare the builds; shapes whose
 #            head split is one TMA box per subtile (S % 128 == 0, Dh % 32 == 0) and shapes where it is not
-#   build    build/default and build/epilogues from this checkout on the device (CONFIGS_TO_BUILD)
 #   buildchain  build/default's chain op (f16) alone
 #   chg      the chain op (build/default) swept on $SHAPES (every candidate, graph replays, cuBLAS and the eager chain
 #            beside), one process per shape under $LIMIT s (default 150), packed into $out/chg.tgz (device_lib's
 #            persweep): shapes drawn at random, before the run, from those whose pick pricing the chain op's in-kernel
 #            epilogue as the TMA epilogue moves (benchmarks/pick_moves.py, seed 20264301)
-#   ops rest bench benchx multi fuzz   device_lib.sh's common phases
+#   build ops rest bench benchx multi fuzz   device_lib.sh's common phases (build: $CONFIGS_TO_BUILD)
 source benchmarks/device_lib.sh  # the run's setup, ab, common_phase
 fuzz_seed=20264301
 r68_shapes=(4096,4096,4096 8192,8192,512 4096,4096,1024 2048,8192,2048 1536,1536,1536 4000,4104,1000 1000,3000,5000
@@ -29,10 +28,6 @@ for phase in "$@"; do
            python3 benchmarks/r8_table.py "$out"/r68_${op}_*.json > "$out/r68_${op}_table.txt"
            cat "$out/r68_${op}_table.txt"
          done ;;
-    build) for c in ${CONFIGS_TO_BUILD:-default epilogues}; do
-             python3 -m cutlass_splitk.cli build configs/$c.yaml -o build/$c --slowest 8 > "$out/build_$c.txt" 2>&1
-             echo "build $c rc=$?"; tail -10 "$out/build_$c.txt"
-           done ;;
     buildchain) python3 -m cutlass_splitk.cli build configs/default.yaml --op bias_gelu_mul_permute_f16 -o build/default \
                   --slowest 3 > "$out/build_chain.txt" 2>&1; echo "buildchain rc=$?"; tail -4 "$out/build_chain.txt" ;;
     chg) persweep chg default bias_gelu_mul_permute_f16 ${LIMIT:-150} $SHAPES ;;
