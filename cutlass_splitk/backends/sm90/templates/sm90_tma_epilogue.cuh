@@ -218,8 +218,8 @@ struct TmaEpilogueConfig {
     auto& t = tree(e.thread);
     if constexpr (kBeta) {
       bool const source = a.beta != 0.f;
-      // Without C (beta = 0) the descriptor still needs a tensor: D's, never read (a permuted D:
-      // C's own, whose pointer and stride prepare checked where given, else D's first rows).
+      // Without C (beta = 0) the descriptor still needs a tensor: D's, never read (a permuted D is
+      // dense, so its first M * N elements as an M x N matrix).
       e.ptr_C = source ? static_cast<Element const*>(a.c) : d;
       cute::get<0>(e.dC) = source ? a.ldc : (kPermuted ? int64_t(a.n) : a.ldd);
       node<1>(t).needed = source;
@@ -238,18 +238,15 @@ struct TmaEpilogueConfig {
     } else if constexpr (Cfg::kBias == Bias::kPerRow) {
       node<2>(t).ptr_col = bias;
     }
-    TmaScalars* s;
     if constexpr (kE) {
       node<3>(t).ptr_aux = static_cast<Element const*>(a.e);
       cute::get<0>(node<3>(t).dAux) = a.lde;
-      s = &node<4>(t);
-    } else {
-      s = &node<3>(t);
     }
-    s->alpha = a.alpha;
-    s->beta = kBeta ? a.beta : 0.f;
-    s->act_arg = a.act_arg;
-    s->bias = Cfg::kBias != Bias::kNone && bias != nullptr;
+    TmaScalars& s = node<kE ? 4 : 3>(t);
+    s.alpha = a.alpha;
+    s.beta = kBeta ? a.beta : 0.f;
+    s.act_arg = a.act_arg;
+    s.bias = Cfg::kBias != Bias::kNone && bias != nullptr;
   }
 };
 
