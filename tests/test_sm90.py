@@ -461,6 +461,19 @@ def test_in_kernel_modes_with_e_and_a_permute_store_through_tma(tmp_path, permut
     assert "st.global.v4" in ptx  # the views whose subtiles are not boxes
 
 
+@pytest.mark.nvcc
+def test_parallel_groups_of_one_op_share_one_reduction_kernel(tmp_path):
+    """The reduction kernel depends only on what the epilogue does (cks::EpilogueKey), not on the GEMM
+    config: an op's unit with four parallel-only groups (two tiles, two clusters each) instantiates it
+    once, where it used to instantiate one per group. Compiled to PTX by the real nvcc."""
+    text = SM90_YAML.replace("      tile: [[128, 128, 64]]\n", "      tile: [[128, 128, 64], [64, 128, 64]]\n      cluster: [[1, 1], [1, 2]]\n").replace(
+        "        serial: [1, 2]\n", "")
+    (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
+    assert group.text.count("_run(CksArgs const* args") == 4
+    entries = re.findall(r"\.entry (\w+)", compile_ptx(group.text, tmp_path))
+    assert len(entries) == 1 and "reduce_epilogue_kernel" in entries[0] and "EpilogueOnly" in entries[0], entries
+
+
 def test_split_one_only_serial_variants_take_the_persistent_scheduler():
     """A serial variant whose only split is 1 has no in-kernel split-K to fix up: its entry points
     instantiate SplitKGemm with kSplitOne (CUTLASS's persistent scheduler, round 33); serial

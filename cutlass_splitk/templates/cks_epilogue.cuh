@@ -123,6 +123,29 @@ struct HasRuntimeKind<Cfg, decltype(void(Cfg::kRuntimeKind))> {
   static constexpr bool value = Cfg::kRuntimeKind;
 };
 
+// Only what FusedEpilogue reads of a Cfg (see above), so that code which depends on nothing else
+// (the parallel reduction kernel) is instantiated once per epilogue, not once per GEMM config.
+template <class Element_, int kAlignment_, Act kAct_, EOp kEOp_, Bias kBias_, Permute kPermute_>
+struct EpilogueOnly {
+  using Element = Element_;
+  static constexpr int kAlignment = kAlignment_;
+  static constexpr Act kAct = kAct_;
+  static constexpr EOp kEOp = kEOp_;
+  static constexpr Bias kBias = kBias_;
+  static constexpr Permute kPermute = kPermute_;
+};
+template <class Cfg, bool = HasRuntimeKind<Cfg>::value>
+struct EpilogueKeyOf {
+  using type = EpilogueOnly<typename Cfg::Element, int(Cfg::kAlignment), Cfg::kAct, Cfg::kEOp, Cfg::kBias,
+                            Cfg::kPermute>;
+};
+template <class Cfg>
+struct EpilogueKeyOf<Cfg, true> {
+  using type = Cfg;
+};
+template <class Cfg>
+using EpilogueKey = typename EpilogueKeyOf<Cfg>::type;
+
 template <class Cfg>
 struct FusedEpilogue {
   using Element = typename Cfg::Element;

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cutlass/cutlass.h"
 #include "cutlass/array.h"
@@ -159,11 +160,16 @@ struct ReduceSpread {};  // configure()'s once-per-device key of the reduction k
 // its epilogue ``epi`` (FusedEpilogue<Cfg>::init_host's for ``a``, which the caller's checks
 // filled) on ``stream``, after the GEMM already queued there (with PDL unless pdl is kOff).
 // ``gemm_ctas``: that GEMM's CTAs where it runs in one round (reduce_spread_smem), else 0.
+// The kernel is instantiated per EpilogueKey<Cfg> (what the epilogue does), so the GEMM configs of one
+// op share it.
 template <class Cfg>
 int launch_reduction(typename FusedEpilogue<Cfg>::Params const& epi, CksArgs const& a, float const* partials,
                      int64_t ld, int64_t slice_stride, int partitions, cudaStream_t stream, Pdl pdl,
                      int gemm_ctas = 0) {
-  int64_t const vectors = int64_t(a.m) * (a.n / Cfg::kAlignment);
+  using Key = EpilogueKey<Cfg>;
+  static_assert(std::is_same<typename FusedEpilogue<Key>::Params, typename FusedEpilogue<Cfg>::Params>::value,
+                "the key's epilogue takes the same parameters");
+  int64_t const vectors = int64_t(a.m) * (a.n / Key::kAlignment);
   if ((vectors + kReduceThreadsX - 1) / kReduceThreadsX > int64_t(INT32_MAX))
     return fail(CKS_ERROR_INVALID_PROBLEM, "the output is too large for the reduction's grid (M * N / alignment over 2^37)");
   cudaLaunchConfig_t config = {};
@@ -173,9 +179,9 @@ int launch_reduction(typename FusedEpilogue<Cfg>::Params const& epi, CksArgs con
   if (pdl != Pdl::kOff && gemm_ctas > 0) {  // only then can there be a cap: no attribute reads otherwise
     SpreadDevice const d = spread_device(a.device);
     int const smem = reduce_spread_smem(d, gemm_ctas, config.gridDim.x, int(config.blockDim.x * config.blockDim.y),
-                                        kReduceStaticSmem<Cfg>);
+                                        kReduceStaticSmem<Key>);
     if (smem > 0) {
-      if (int s = configure<ReduceSpread<Cfg>>(reduce_epilogue_kernel<Cfg>, d.smem_optin - kReduceStaticSmem<Cfg>,
+      if (int s = configure<ReduceSpread<Key>>(reduce_epilogue_kernel<Key>, d.smem_optin - kReduceStaticSmem<Key>,
                                                a.device))
         return s;
       config.dynamicSmemBytes = size_t(smem);
@@ -186,7 +192,7 @@ int launch_reduction(typename FusedEpilogue<Cfg>::Params const& epi, CksArgs con
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
   config.numAttrs = pdl == Pdl::kOff ? 0 : 1;
-  return launched(cudaLaunchKernelEx(&config, reduce_epilogue_kernel<Cfg>, epi, partials, ld, slice_stride,
+  return launched(cudaLaunchKernelEx(&config, reduce_epilogue_kernel<Key>, epi, partials, ld, slice_stride,
                                      partitions),
                   "parallel split-K reduction launch");
 }
