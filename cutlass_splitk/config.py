@@ -219,12 +219,14 @@ def _grids(r: Reader, value: Any, path: FieldPath) -> List[Tuple[Any, FieldPath,
 
 
 def _parse_variants(r: Reader, op: str, dtype: DType, layout: Layout, archs: Tuple[int, ...],
-                    grids: List[Tuple[Any, FieldPath, ModuleType]], pruned: List[Pruned]) -> Tuple[KernelVariant, ...]:
+                    epilogue: EpilogueSpec, grids: List[Tuple[Any, FieldPath, ModuleType]],
+                    pruned: List[Pruned]) -> Tuple[KernelVariant, ...]:
     """Every grid expanded and pruned by its backend; pruned grid points are appended to
     ``pruned``."""
     found: List[KernelVariant] = []
     for grid, grid_path, backend in grids:
-        variants, dropped = backend.parse_grid(r, grid, grid_path, op=op, dtype=dtype, layout=layout, archs=archs)
+        variants, dropped = backend.parse_grid(r, grid, grid_path, op=op, dtype=dtype, layout=layout, archs=archs,
+                                               epilogue=epilogue)
         pruned.extend(Pruned(op, name, reason) for name, reason in dropped)
         if not variants:
             reasons = sorted({p.reason for p in pruned if p.op == op})
@@ -269,7 +271,7 @@ def parse_config(text: str, file: str) -> Config:
         elif "arch" in op:
             raise doc.error(path + ("arch",), "arch chooses the targets of sm80 grids, and this op has none "
                                               "(sm90 grids always build for sm_90a): remove it")
-        variants = _parse_variants(r, name, dtype, layout, archs, grids, pruned)
+        variants = _parse_variants(r, name, dtype, layout, archs, epilogue, grids, pruned)
         ops.append(OpSpec(name, dtype, layout, epilogue, archs, variants))
     return Config(file, tuple(ops), tuple(pruned))
 

@@ -395,7 +395,8 @@ def test_signature_keywords():
     assert make_op("linear_f16", []).keywords == ("out", "split_k", "mode", "variant", "alpha", "beta", "c", "bias")
     assert make_op("linear_bias_gelu_f16", []).keywords == ("out", "split_k", "mode", "variant", "alpha", "bias")
     op = make_op("leaky_add_permute_f16", [])
-    assert op.keywords == ("out", "split_k", "mode", "variant", "alpha", "bias", "e", "view", "negative_slope")
+    assert op.keywords == ("out", "split_k", "mode", "variant", "alpha", "beta", "c", "bias", "e", "view",
+                           "negative_slope")
     assert op.required == ("e", "view")
 
 

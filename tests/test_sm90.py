@@ -3,6 +3,7 @@ of its variants, the bytes its generator emits, and (nvcc marker) a real sm_90a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from cutlass_splitk import codegen
 from cutlass_splitk.backends.sm90 import rules
 from cutlass_splitk.config import ConfigError, parse_config
-from cutlass_splitk.spec import Backend, KernelVariant, Schedule, Sm90Params, SplitMode
+from cutlass_splitk.spec import Backend, EOp, EpilogueSpec, KernelVariant, Permute, Schedule, Sm90Params, SplitMode
 
 SM90_YAML = """\
 ops:
@@ -217,7 +218,17 @@ def test_rules_mirror_the_epilogue_header():
     header = (rules.__file__.rsplit("/", 1)[0] + "/templates/sm90_tma_epilogue.cuh")
     text = " ".join(open(header).read().split())
     assert ("constexpr int kEpilogueSmem = 8 * 16 * (((Cfg::kTileCols % 64 == 0 && Cfg::kTileRows * Cfg::kTileCols / "
-            "(Cfg::kCooperative ? 256 : 128) < 128) ? 64 : 32) + 4) * 4;") in text
+            "(Cfg::kCooperative ? 256 : 128) < 128) || kThreeStagedBuffers<Cfg> ? 64 : 32) + 4) * 4;") in text
+    assert ("constexpr bool kThreeStagedBuffers = Cfg::kCooperative && Cfg::kBeta && Cfg::kEOp != EOp::kNone && "
+            "Cfg::kPermute != Permute::kNone;") in text
+    # C, E and a permuted D staged in three buffers: the 64-column budget whatever the tile
+    full = EpilogueSpec(beta=True, e_op=EOp.ADD, permute=Permute.HEAD_SPLIT)
+    for tile in ((128, 256, 64), (128, 96, 64), (256, 128, 64)):
+        assert rules.epilogue_smem(tile, Schedule.COOPERATIVE, SplitMode.SERIAL, full) == 8 * 16 * 68 * 4
+        for partial in (dataclasses.replace(full, beta=False), dataclasses.replace(full, e_op=EOp.NONE),
+                        dataclasses.replace(full, permute=Permute.NONE)):
+            assert rules.epilogue_smem(tile, Schedule.COOPERATIVE, SplitMode.SERIAL, partial) == 8 * 16 * 36 * 4
+    assert rules.epilogue_smem((64, 96, 64), Schedule.PINGPONG, SplitMode.SERIAL, full) == 8 * 16 * 36 * 4
 
 
 def test_mixed_backends_in_one_op_and_the_manifest_round_trip():
@@ -445,6 +456,22 @@ def test_in_kernel_modes_without_e_or_permute_store_through_tma(tmp_path):
     assert stores, "no TMA store in the in-kernel kernels"
 
 
+def test_explicit_stages_leave_three_staged_buffers_their_budget():
+    """An op with beta, E and a permute on a cooperative tile whose budget was 32 columns (128x256: its
+    accumulators fill the registers) stages C, E and D in three buffers: the 64-column budget, so an
+    explicit stage count that fits beside 32 columns' is pruned with the reason (a smaller one stays),
+    and the same grid without beta keeps both."""
+    text = SM90_YAML.replace("[[128, 128, 64]]", "[[128, 256, 64]]\n      stages: [3, 4]").replace(
+        "        serial: [1, 2]\n        parallel: [2, 4]\n", "        serial: [1]\n")
+    assert [v.name for v in parse_config(text, "x.yaml").ops[0].variants] == [
+        "h_f16_serial_sm90_t128x256x64_c1x1_coop_s3_a8", "h_f16_serial_sm90_t128x256x64_c1x1_coop_s4_a8"]
+    config = parse_config(text.replace("{bias: per_col,", "{beta: true, bias: per_col,"), "x.yaml")
+    assert [v.name for v in config.ops[0].variants] == ["h_f16_serial_sm90_t128x256x64_c1x1_coop_s3_a8"]
+    assert [p.reason for p in config.pruned] == [
+        f"shared memory {4 * 49152 + 8 * 16 * 68 * 4 + rules.SMEM_RESERVED} B (4 stages + epilogue) > "
+        f"{rules.SMEM_LIMIT} B limit of sm_90"]
+
+
 @pytest.mark.nvcc
 @pytest.mark.parametrize("permute, rank", [("head_split", 4), ("qkv_split", 5)])
 def test_in_kernel_modes_with_e_and_a_permute_store_through_tma(tmp_path, permute, rank):
@@ -459,6 +486,60 @@ def test_in_kernel_modes_with_e_and_a_permute_store_through_tma(tmp_path, permut
     stores = [line for line in ptx.splitlines() if "cp.async.bulk.tensor" in line and ".global.shared::cta" in line]
     assert stores and all(f".{rank}d." in line for line in stores), stores
     assert "st.global.v4" in ptx  # the views whose subtiles are not boxes
+
+
+@pytest.mark.nvcc
+def test_every_accepted_in_kernel_epilogue_fits_its_budget(tmp_path):
+    """Whatever the validator accepts builds: for tiles of each kind of budget (64 or 32 columns, 128- or
+    64-row subtiles, both schedules) and every epilogue's shared-memory shape (beta, E, permute, bias),
+    each serial variant rules.prune keeps instantiates its TMA epilogue config, whose static_assert holds
+    its buffers to kEpilogueSmem. Host code only, compiled by the real nvcc."""
+    import itertools
+    import subprocess
+
+    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
+    from cutlass_splitk.spec import BiasMode, DType
+
+    tiles = [(128, 128, 64), (128, 96, 64), (128, 256, 64), (256, 128, 64), (256, 64, 64), (128, 32, 64),
+             (64, 128, 64), (64, 96, 64), (64, 256, 64), (128, 160, 64)]
+    enum = {EOp.NONE: "kNone", EOp.ADD: "kAdd", Permute.NONE: "kNone", Permute.HEAD_SPLIT: "k0213",
+            Permute.QKV_SPLIT: "k20314", BiasMode.NONE: "kNone", BiasMode.PER_COL: "kPerCol", BiasMode.PER_ROW: "kPerRow"}
+    lines = []
+    for tile, schedule in itertools.product(tiles, Schedule):
+        for beta, e_op, permute, bias in itertools.product((False, True), (EOp.NONE, EOp.ADD), tuple(Permute), tuple(BiasMode)):
+            epilogue = EpilogueSpec(beta=beta, bias=bias, e_op=e_op, permute=permute)
+            kv = KernelVariant("x", SplitMode.SERIAL, tile, 8, Sm90Params((1, 1), schedule, 0, False), (1,))
+            if rules.prune(kv, DType.F16, epilogue):
+                continue
+            kind = "kCooperative" if schedule is Schedule.COOPERATIVE else "kPingpong"
+            lines.append(f"static_assert(sizeof(cks::sm90::TmaEpilogueConfig<cks::sm90::VariantConfig<cks::sm90::GemmConfig<"
+                         f"cutlass::half_t, true, {tile[0]}, {tile[1]}, 64, 1, 1, cks::sm90::Schedule::{kind}, 0>, "
+                         f"cks::Act::kIdentity, cks::EOp::{enum[e_op]}, cks::Bias::{enum[bias]}, "
+                         f"cks::Permute::{enum[permute]}, {str(beta).lower()}>>) > 0, \"\");")
+    assert len(lines) > 400  # every tile kind has some accepted serial variants
+    source = tmp_path / "budget.cu"
+    source.write_text('#include "sm90_config.cuh"\n#include "sm90_tma_epilogue.cuh"\n' + "\n".join(lines) + "\n")
+    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
+    done = subprocess.run([str(find_nvcc()), "-std=c++17", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a",
+                           f"-I{root / 'templates'}", f"-I{root / 'backends' / 'sm90' / 'templates'}",
+                           f"-I{find_cutlass().include}", "-c", str(source), "-o", str(tmp_path / "budget.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.nvcc
+def test_in_kernel_modes_with_beta_e_and_a_permute_on_a_32_column_budget_compile(tmp_path):
+    """C, E and a permuted D staged in three buffers on a cooperative tile whose budget was 32 columns
+    (N not a multiple of 64): one buffer of each outgrew it, and the unit failed its static_assert for a
+    config the validator accepted (session 44's fuzzer, seed 20264401). The budget is 64 columns there
+    (rules.three_staged_buffers): the serial group compiles, with its TMA stores."""
+    text = SM90_YAML.replace("[[128, 128, 64]]", "[[128, 96, 64]]").replace(
+        "{bias: per_col,", "{beta: true, bias: per_col,").replace("        parallel: [2, 4]\n", "")
+    (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
+    assert "/*beta=*/true>;" in group.text
+    stores = [line for line in compile_ptx(group.text, tmp_path).splitlines()
+              if "cp.async.bulk.tensor" in line and ".global.shared::cta" in line]
+    assert stores and all(".4d." in line for line in stores), stores
 
 
 @pytest.mark.nvcc

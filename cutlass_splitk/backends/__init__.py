@@ -7,8 +7,8 @@ A backend is a module (package) providing:
 * ``TEMPLATE_DIR``: the directory of its ``.cu.in`` templates and headers (the compile
   command adds it after the shared ``cutlass_splitk/templates``);
 * ``SUPPORTED_ARCHS`` / ``DEFAULT_ARCHS``: the ``arch:`` values it accepts / assumes;
-* ``parse_grid(reader, value, path, *, op, dtype, layout, archs)`` → ``(variants, pruned)``:
-  reads one ``variants:`` grid (config.py calls it);
+* ``parse_grid(reader, value, path, *, op, dtype, layout, archs, epilogue)`` → ``(variants, pruned)``:
+  reads one ``variants:`` grid of an op with that epilogue (config.py calls it);
 * ``render_units(op, stamp)`` → ``[(unit name, variant names, source), ...]``: the op's
   translation units (codegen.py adds the shared ``library.cu``), its groups packed by
   ``units.batches`` (each group in a C++ namespace of its own);

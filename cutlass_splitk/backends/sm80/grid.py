@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
 
-from ...spec import DType, KernelVariant, Layout, Sm80Params, SplitMode
+from ...spec import DType, EpilogueSpec, KernelVariant, Layout, Sm80Params, SplitMode
 from ...yaml_doc import FieldPath
 from . import rules
 
@@ -36,9 +36,10 @@ MODES = (SplitMode.SERIAL, SplitMode.PARALLEL)
 
 
 def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DType, layout: Layout,
-               archs: Sequence[int]) -> Tuple[List[KernelVariant], List[Tuple[str, str]]]:
+               archs: Sequence[int], epilogue: EpilogueSpec) -> Tuple[List[KernelVariant], List[Tuple[str, str]]]:
     """(variants, pruned) of one grid: ``pruned`` holds (variant name, reason) for each grid
-    point :func:`rules.prune` dropped. Raises ConfigError for a mistake in the grid."""
+    point :func:`rules.prune` dropped (the op's ``epilogue`` does not change sm80's rules). Raises
+    ConfigError for a mistake in the grid."""
     v = r.mapping(value, path, KEYS, required=("tile", "split_k"))
     tiles = r.shape3_list(v["tile"], path + ("tile",), check=rules.check_tile)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
 
-from ...spec import DType, KernelVariant, Layout, Schedule, Sm90Params, SplitMode
+from ...spec import DType, EpilogueSpec, KernelVariant, Layout, Schedule, Sm90Params, SplitMode
 from ...yaml_doc import FieldPath
 from . import rules
 
@@ -89,9 +89,9 @@ def _swaps(r: "Reader", value: Any, path: FieldPath) -> Tuple[bool, ...]:
 
 
 def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DType, layout: Layout,
-               archs: Sequence[int]) -> Tuple[List[KernelVariant], List[Tuple[str, str]]]:
-    """(variants, pruned) of one grid: ``pruned`` holds (variant name, reason) for each grid
-    point :func:`rules.prune` dropped. Raises ConfigError for a mistake in the grid."""
+               archs: Sequence[int], epilogue: EpilogueSpec) -> Tuple[List[KernelVariant], List[Tuple[str, str]]]:
+    """(variants, pruned) of one grid of an op with ``epilogue``: ``pruned`` holds (variant name, reason)
+    for each grid point :func:`rules.prune` dropped. Raises ConfigError for a mistake in the grid."""
     v = r.mapping(value, path, KEYS, required=("tile", "split_k"))
     tiles = r.shape3_list(v["tile"], path + ("tile",), check=rules.check_tile)
     clusters = _clusters(r, v["cluster"], path + ("cluster",)) if "cluster" in v else ((1, 1),)
@@ -128,7 +128,7 @@ def parse_grid(r: "Reader", value: Any, path: FieldPath, *, op: str, dtype: DTyp
         for schedule in schedules or (auto,):
             for mode, splits in modes:
                 kv = KernelVariant(op, mode, tile, alignment, Sm90Params(cluster, schedule, st, swap), splits)
-                reason = rules.prune(kv, dtype)
+                reason = rules.prune(kv, dtype, epilogue)
                 if reason:
                     pruned.append((kv.name, reason))
                 else:

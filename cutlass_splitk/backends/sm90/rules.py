@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from ...spec import DTYPE_BYTES, DType, KernelVariant, Schedule, Shape3, SplitMode
+from ...spec import DTYPE_BYTES, DType, EOp, EpilogueSpec, KernelVariant, Permute, Schedule, Shape3, SplitMode
 
 TARGETS: Tuple[str, ...] = ("90a",)  # wgmma and setmaxnreg exist only in the arch-specific target
 SMEM_LIMIT = 232448  # bytes of dynamic shared memory per block on sm_90
@@ -47,15 +47,24 @@ def epilogue_columns(tile: Shape3, schedule: Schedule) -> int:
     return 64 if tile[1] % 64 == 0 and accumulators_per_thread(tile, schedule) < MAX_ACCUMULATORS else 32
 
 
-def epilogue_smem(tile: Shape3, schedule: Schedule, mode: SplitMode) -> int:
+def three_staged_buffers(schedule: Schedule, epilogue: EpilogueSpec) -> bool:
+    """Whether the TMA epilogue stages C, E and a permuted D in three buffers of 128-row subtiles (the
+    cooperative schedule, an op with beta, E and a permute): one of each (~25 KB) outgrows the 32-column
+    budget (18 KB), so such a kernel takes the 64-column one."""
+    return (schedule is Schedule.COOPERATIVE and epilogue.beta and epilogue.e_op is not EOp.NONE
+            and epilogue.permute is not Permute.NONE)
+
+
+def epilogue_smem(tile: Shape3, schedule: Schedule, mode: SplitMode, epilogue: EpilogueSpec = EpilogueSpec()) -> int:
     """Shared memory of the epilogue: the budget of the in-kernel modes' TMA epilogue (serial,
     stream-K; mirrors sm90_tma_epilogue.cuh's kEpilogueSmem, eight warps' staging of 16 rows of
-    :func:`epilogue_columns`, which it fits with two or one buffers of each kind) or CUTLASS's TMA store
-    of f32 partials (parallel: at most one 64 x 32 f32 subtile, double buffered, per consumer
-    warpgroup)."""
+    :func:`epilogue_columns`, 64 for :func:`three_staged_buffers`, which it fits with two or one buffers
+    of each kind) or CUTLASS's TMA store of f32 partials (parallel: at most one 64 x 32 f32 subtile,
+    double buffered, per consumer warpgroup)."""
     if mode is SplitMode.PARALLEL:
         return 2 * 2 * 64 * 32 * 4
-    return EPILOGUE_WARPS * 16 * (epilogue_columns(tile, schedule) + 4) * 4
+    columns = 64 if three_staged_buffers(schedule, epilogue) else epilogue_columns(tile, schedule)
+    return EPILOGUE_WARPS * 16 * (columns + 4) * 4
 
 
 def stage_bytes(tile: Shape3, dtype: DType) -> int:
@@ -89,8 +98,8 @@ def check_cluster(cluster: Tuple[int, int]) -> Optional[str]:
     return None
 
 
-def prune(variant: KernelVariant, dtype: DType) -> Optional[str]:
-    """Why ``variant`` cannot be built (the first rule it breaks), or None when it can."""
+def prune(variant: KernelVariant, dtype: DType, epilogue: EpilogueSpec = EpilogueSpec()) -> Optional[str]:
+    """Why ``variant`` of an op with ``epilogue`` cannot be built (the first rule it breaks), or None when it can."""
     p = variant.params
     tile, mode, schedule = variant.tile, variant.mode, p.schedule
     if schedule is Schedule.COOPERATIVE and tile[0] < 128:
@@ -111,7 +120,7 @@ def prune(variant: KernelVariant, dtype: DType) -> Optional[str]:
     if schedule is Schedule.PINGPONG and mode is SplitMode.SERIAL and max(variant.splits) > 1:
         return ("serial split factors above 1 need the cooperative schedule (CUTLASS's ping-pong kernel "
                 "has no in-kernel split-K); use serial: [1] or parallel split-K")
-    fixed = epilogue_smem(tile, schedule, mode) + SMEM_RESERVED
+    fixed = epilogue_smem(tile, schedule, mode, epilogue) + SMEM_RESERVED
     need = (p.stages or 2) * stage_bytes(tile, dtype) + fixed
     if need > SMEM_LIMIT:
         what = f"{p.stages} stages" if p.stages else "2 stages"

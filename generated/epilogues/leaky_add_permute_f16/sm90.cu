@@ -58,7 +58,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t128x160x64_c1x1_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x160x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x160x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/false>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/true>;
 
 // leaky_add_permute_f16_parallel_sm90_t128x160x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x160x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -92,7 +92,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x64x64_c1x1_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x64x64_c1x1_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/false>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/true>;
 
 // leaky_add_permute_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c1x1_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -126,7 +126,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t128x64x64_c2x2_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x64x64_c2x2_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x64x64_c2x2_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/false>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/true>;
 
 // leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x2_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x2_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -160,7 +160,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t128x64x64_c2x4_coop_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t128x64x64_c2x4_coop_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t128x64x64_c2x4_coop_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/false>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/true>;
 
 // leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x4_coop_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t128x64x64_c2x4_coop_sauto_a8_query(CksArgs const* args, CksQuery* query) {
@@ -194,7 +194,7 @@ using Gemm = cks::sm90::GemmConfig<cutlass::half_t, /*B column-major=*/true, /*t
 }  // namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern template struct cks::sm90::PartialGemm<group_sm90_t64x128x64_c1x1_pp_sauto_a8::Gemm>;  // defined in its own unit
 namespace group_sm90_t64x128x64_c1x1_pp_sauto_a8 {
-using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/false>;
+using Config = cks::sm90::VariantConfig<Gemm, cks::Act::kLeakyRelu, cks::EOp::kAdd, cks::Bias::kPerRow, cks::Permute::k0213, /*beta=*/true>;
 
 // leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8
 extern "C" CKS_EXPORT int cks_leaky_add_permute_f16_parallel_sm90_t64x128x64_c1x1_pp_sauto_a8_query(CksArgs const* args, CksQuery* query) {

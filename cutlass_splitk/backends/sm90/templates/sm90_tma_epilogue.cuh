@@ -33,12 +33,20 @@ namespace sm90 {
 
 namespace fusion = cutlass::epilogue::fusion;
 
+// Whether the epilogue stages C, E and a permuted D in three buffers of 128-row subtiles (rules.py's
+// three_staged_buffers): one of each (~25 KB) outgrows the 32-column budget below (18 KB).
+template <class Cfg>
+constexpr bool kThreeStagedBuffers =
+    Cfg::kCooperative && Cfg::kBeta && Cfg::kEOp != EOp::kNone && Cfg::kPermute != Permute::kNone;
+
 // The shared memory the stage rule leaves the in-kernel epilogue (rules.py's epilogue_smem): what the
 // in-kernel epilogue before session 43 (eight warps staging 16 rows of 64 columns, or 32 where the
-// tile's accumulators fill the registers) took, so that every stage count stayed as it was.
+// tile's accumulators fill the registers) took, so that every stage count stayed as it was; 64
+// columns' worth where three staged buffers need it (session 44: those kernels did not compile).
 template <class Cfg>
 constexpr int kEpilogueSmem =
-    8 * 16 * (((Cfg::kTileCols % 64 == 0 && Cfg::kTileRows * Cfg::kTileCols / (Cfg::kCooperative ? 256 : 128) < 128)
+    8 * 16 * (((Cfg::kTileCols % 64 == 0 && Cfg::kTileRows * Cfg::kTileCols / (Cfg::kCooperative ? 256 : 128) < 128) ||
+               kThreeStagedBuffers<Cfg>
                    ? 64
                    : 32) +
               4) *
