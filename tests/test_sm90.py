@@ -528,6 +528,47 @@ def test_every_accepted_in_kernel_epilogue_fits_its_budget(tmp_path):
 
 
 @pytest.mark.nvcc
+def test_the_most_stages_the_validator_accepts_fit_the_kernel(tmp_path):
+    """Whatever the validator accepts builds, explicit stage counts too: for each tile and schedule of
+    the test above and four epilogue shapes (none of C, E and a permute; C alone; E with a permute; all
+    three), the largest stage count rules.prune keeps for a serial variant instantiates its kernel type,
+    whose static_assert holds its whole shared storage (main loop, epilogue, barriers) to sm_90's limit.
+    Host code only, compiled by the real nvcc."""
+    import itertools
+    import subprocess
+
+    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
+    from cutlass_splitk.spec import DType
+
+    tiles = [(128, 128, 64), (128, 96, 64), (128, 256, 64), (256, 128, 64), (256, 64, 64), (128, 32, 64),
+             (64, 128, 64), (64, 96, 64), (64, 256, 64), (128, 160, 64)]
+    shapes = [EpilogueSpec(), EpilogueSpec(beta=True), EpilogueSpec(e_op=EOp.ADD, permute=Permute.HEAD_SPLIT),
+              EpilogueSpec(beta=True, e_op=EOp.ADD, permute=Permute.HEAD_SPLIT)]
+    lines = []
+    for tile, schedule, epilogue in itertools.product(tiles, Schedule, shapes):
+        accepted = [st for st in range(2, rules.MAX_STAGES + 1) if not rules.prune(
+            KernelVariant("x", SplitMode.SERIAL, tile, 8, Sm90Params((1, 1), schedule, st, False), (1,)), DType.F16,
+            epilogue)]
+        if not accepted:
+            continue
+        kind = "kCooperative" if schedule is Schedule.COOPERATIVE else "kPingpong"
+        e_op, permute = ("kAdd", "k0213") if epilogue.e_op is EOp.ADD else ("kNone", "kNone")
+        lines.append(f"static_assert(sizeof(cks::sm90::SplitKGemm<cks::sm90::VariantConfig<cks::sm90::GemmConfig<"
+                     f"cutlass::half_t, true, {tile[0]}, {tile[1]}, 64, 1, 1, cks::sm90::Schedule::{kind}, "
+                     f"{max(accepted)}>, cks::Act::kIdentity, cks::EOp::{e_op}, cks::Bias::kPerCol, "
+                     f"cks::Permute::{permute}, {str(epilogue.beta).lower()}>, false, true>) > 0, \"\");")
+    assert len(lines) > 50
+    source = tmp_path / "stages.cu"
+    source.write_text('#include "cks_sm90.cuh"\n' + "\n".join(lines) + "\n")
+    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
+    done = subprocess.run([str(find_nvcc()), "-std=c++17", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a",
+                           f"-I{root / 'templates'}", f"-I{root / 'backends' / 'sm90' / 'templates'}",
+                           f"-I{find_cutlass().include}", "-c", str(source), "-o", str(tmp_path / "stages.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.nvcc
 def test_in_kernel_modes_with_beta_e_and_a_permute_on_a_32_column_budget_compile(tmp_path):
     """C, E and a permuted D staged in three buffers on a cooperative tile whose budget was 32 columns
     (N not a multiple of 64): one buffer of each outgrew it, and the unit failed its static_assert for a
