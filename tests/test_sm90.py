@@ -439,6 +439,23 @@ def compile_ptx(source_text: str, tmp_path: Path) -> str:
     return ptx.read_text()
 
 
+def compile_object(source_text: str, tmp_path: Path) -> None:
+    """A unit including the sm90 templates compiled for sm_90a by the real nvcc (its static_asserts
+    evaluated); fails the test with nvcc's errors."""
+    import subprocess
+
+    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
+
+    source = tmp_path / "probe.cu"
+    source.write_text(source_text)
+    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
+    done = subprocess.run([str(find_nvcc()), "-std=c++17", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a",
+                           f"-I{root / 'templates'}", f"-I{root / 'backends' / 'sm90' / 'templates'}",
+                           f"-I{find_cutlass().include}", "-c", str(source), "-o", str(tmp_path / "probe.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, "\n".join(line for line in done.stderr.splitlines() if "error" in line)[:3000]
+
+
 @pytest.mark.nvcc
 def test_in_kernel_modes_without_e_or_permute_store_through_tma(tmp_path):
     """An op without E and without a permuted store gets CUTLASS's TMA epilogue in its in-kernel
@@ -495,9 +512,7 @@ def test_every_accepted_in_kernel_epilogue_fits_its_budget(tmp_path):
     each serial variant rules.prune keeps instantiates its TMA epilogue config, whose static_assert holds
     its buffers to kEpilogueSmem. Host code only, compiled by the real nvcc."""
     import itertools
-    import subprocess
 
-    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
     from cutlass_splitk.spec import BiasMode, DType
 
     tiles = [(128, 128, 64), (128, 96, 64), (128, 256, 64), (256, 128, 64), (256, 64, 64), (128, 32, 64),
@@ -517,14 +532,7 @@ def test_every_accepted_in_kernel_epilogue_fits_its_budget(tmp_path):
                          f"cks::Act::kIdentity, cks::EOp::{enum[e_op]}, cks::Bias::{enum[bias]}, "
                          f"cks::Permute::{enum[permute]}, {str(beta).lower()}>>) > 0, \"\");")
     assert len(lines) > 400  # every tile kind has some accepted serial variants
-    source = tmp_path / "budget.cu"
-    source.write_text('#include "sm90_config.cuh"\n#include "sm90_tma_epilogue.cuh"\n' + "\n".join(lines) + "\n")
-    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
-    done = subprocess.run([str(find_nvcc()), "-std=c++17", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a",
-                           f"-I{root / 'templates'}", f"-I{root / 'backends' / 'sm90' / 'templates'}",
-                           f"-I{find_cutlass().include}", "-c", str(source), "-o", str(tmp_path / "budget.o")],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
+    compile_object('#include "sm90_config.cuh"\n#include "sm90_tma_epilogue.cuh"\n' + "\n".join(lines) + "\n", tmp_path)
 
 
 @pytest.mark.nvcc
@@ -535,9 +543,7 @@ def test_the_most_stages_the_validator_accepts_fit_the_kernel(tmp_path):
     whose static_assert holds its whole shared storage (main loop, epilogue, barriers) to sm_90's limit.
     Host code only, compiled by the real nvcc."""
     import itertools
-    import subprocess
 
-    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
     from cutlass_splitk.spec import DType
 
     tiles = [(128, 128, 64), (128, 96, 64), (128, 256, 64), (256, 128, 64), (256, 64, 64), (128, 32, 64),
@@ -558,14 +564,33 @@ def test_the_most_stages_the_validator_accepts_fit_the_kernel(tmp_path):
                      f"{max(accepted)}>, cks::Act::kIdentity, cks::EOp::{e_op}, cks::Bias::kPerCol, "
                      f"cks::Permute::{permute}, {str(epilogue.beta).lower()}>, false, true>) > 0, \"\");")
     assert len(lines) > 50
-    source = tmp_path / "stages.cu"
-    source.write_text('#include "cks_sm90.cuh"\n' + "\n".join(lines) + "\n")
-    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
-    done = subprocess.run([str(find_nvcc()), "-std=c++17", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a",
-                           f"-I{root / 'templates'}", f"-I{root / 'backends' / 'sm90' / 'templates'}",
-                           f"-I{find_cutlass().include}", "-c", str(source), "-o", str(tmp_path / "stages.o")],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
+    compile_object('#include "cks_sm90.cuh"\n' + "\n".join(lines) + "\n", tmp_path)
+
+
+@pytest.mark.nvcc
+def test_the_most_stages_the_validator_accepts_fit_the_partial_gemm(tmp_path):
+    """The same for parallel split-K's partial GEMM (its epilogue CUTLASS's TMA store of f32 partials; the
+    kernel has no static_assert of its own): for tiles M 64-256, N every standard wgmma width from 16, K
+    32-128, both schedules, swapped or not, the largest stage count rules.prune keeps for a parallel
+    variant gives a kernel whose shared storage fits sm_90's limit. Host code only, the real nvcc."""
+    import itertools
+
+    from cutlass_splitk.spec import DType
+
+    lines = []
+    for m, n, k, schedule, swap in itertools.product((64, 128, 256), (16, 32, 64, 96, 128, 192, 256), (32, 64, 128),
+                                                     Schedule, (False, True)):
+        accepted = [st for st in range(2, rules.MAX_STAGES + 1) if not rules.prune(
+            KernelVariant("x", SplitMode.PARALLEL, (m, n, k), 8, Sm90Params((1, 1), schedule, st, swap), (2,)),
+            DType.F16)]
+        if accepted:
+            kind = "kCooperative" if schedule is Schedule.COOPERATIVE else "kPingpong"
+            kernel = (f"cks::sm90::PartialKernel<cks::sm90::GemmConfig<cutlass::half_t, true, {m}, {n}, {k}, 1, 1, "
+                      f"cks::sm90::Schedule::{kind}, {max(accepted)}, {str(swap).lower()}>>::Kernel")
+            lines.append(f'static_assert({kernel}::SharedStorageSize <= {rules.SMEM_LIMIT}, '
+                         f'"{m}x{n}x{k} {kind} swap={swap}: {max(accepted)} stages");')
+    assert len(lines) > 150
+    compile_object('#include "sm90_partial_impl.cuh"\n' + "\n".join(lines) + "\n", tmp_path)
 
 
 @pytest.mark.nvcc
