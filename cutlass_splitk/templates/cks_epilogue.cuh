@@ -163,26 +163,38 @@ struct FusedEpilogue {
     }
   }
 
+  // Where output element (row, col) goes under a permute: row = b * S + s, col = (t * H + h) * Dh + dd
+  // (t: which of q, k, v under the qkv split; 0 under the head split).
+  struct PermutedCoord {
+    int b, s, t, h, dd;
+  };
+  CUTLASS_DEVICE static PermutedCoord permuted_coord(Params const& p, Permute permute, int row, int col) {
+    PermutedCoord c;
+    p.div_s.fast_divmod(c.b, c.s, row);
+    if (permute == Permute::k0213) {
+      c.t = 0;
+      p.div_dh.fast_divmod(c.h, c.dd, col);
+    } else {
+      int rem;
+      p.div_hdh.fast_divmod(c.t, rem, col);
+      p.div_dh.fast_divmod(c.h, c.dd, rem);
+    }
+    return c;
+  }
+
   // Offset of output element (row, col) in D, permuted or not.
   CUTLASS_DEVICE static int64_t offset_d(Params const& p, int row, int col) {
     Permute const permute = kind(p).permute;
     if (permute == Permute::kNone) {
       return int64_t(row) * p.ldd + col;
-    } else {
-      int b, s, h, dd;
-      p.div_s.fast_divmod(b, s, row);
-      if (permute == Permute::k0213) {
-        // (B, S, H, Dh) -> (B, H, S, Dh)
-        p.div_dh.fast_divmod(h, dd, col);
-        return ((int64_t(b) * p.perm_h + h) * p.perm_s + s) * p.perm_dh + dd;
-      } else {
-        // (B, S, 3, H, Dh) -> (3, B, H, S, Dh)
-        int t, rem;
-        p.div_hdh.fast_divmod(t, rem, col);
-        p.div_dh.fast_divmod(h, dd, rem);
-        return (((int64_t(t) * p.perm_b + b) * p.perm_h + h) * p.perm_s + s) * p.perm_dh + dd;
-      }
     }
+    PermutedCoord const c = permuted_coord(p, permute, row, col);
+    if (permute == Permute::k0213) {
+      // (B, S, H, Dh) -> (B, H, S, Dh)
+      return ((int64_t(c.b) * p.perm_h + c.h) * p.perm_s + c.s) * p.perm_dh + c.dd;
+    }
+    // (B, S, 3, H, Dh) -> (3, B, H, S, Dh)
+    return (((int64_t(c.t) * p.perm_b + c.b) * p.perm_h + c.h) * p.perm_s + c.s) * p.perm_dh + c.dd;
   }
 
   // What the epilogue reads besides the accumulators, for one vector. Loading it apart from

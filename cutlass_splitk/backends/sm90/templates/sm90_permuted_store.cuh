@@ -148,16 +148,11 @@ struct PermutedStore : PlainNodeHost<PermutedStoreArguments<Cfg>> {
       if (row >= p.m || col >= p.n) return;
       if (params->boxed) {
         if (issue_tma_store && thread == 0) {
-          int b, s, h, dd;
-          p.div_s.fast_divmod(b, s, row);
+          auto const c = FusedEpilogue<Cfg>::permuted_coord(p, Cfg::kPermute, row, col);
           if constexpr (Cfg::kPermute == Permute::k20314) {
-            int t, rem;
-            p.div_hdh.fast_divmod(t, rem, col);
-            p.div_dh.fast_divmod(h, dd, rem);
-            cute::SM90_TMA_STORE_5D::copy(&params->box, staged, dd, s, h, b, t);
+            cute::SM90_TMA_STORE_5D::copy(&params->box, staged, c.dd, c.s, c.h, c.b, c.t);
           } else {
-            p.div_dh.fast_divmod(h, dd, col);
-            cute::SM90_TMA_STORE_4D::copy(&params->box, staged, dd, s, h, b);
+            cute::SM90_TMA_STORE_4D::copy(&params->box, staged, c.dd, c.s, c.h, c.b);
           }
         }
         return;
