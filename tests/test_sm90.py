@@ -214,7 +214,7 @@ def test_rules_mirror_the_epilogue_header():
     assert rules.epilogue_columns((128, 128, 64), Schedule.COOPERATIVE) == 64
     assert rules.epilogue_columns((128, 256, 64), Schedule.COOPERATIVE) == 32
     assert rules.epilogue_columns((128, 96, 64), Schedule.COOPERATIVE) == 32
-    assert rules.epilogue_smem((128, 128, 64), Schedule.COOPERATIVE, SplitMode.SERIAL) == 8 * 16 * 68 * 4
+    assert rules.epilogue_smem((128, 128, 64), Schedule.COOPERATIVE, SplitMode.SERIAL, EpilogueSpec()) == 8 * 16 * 68 * 4
     header = (rules.__file__.rsplit("/", 1)[0] + "/templates/sm90_tma_epilogue.cuh")
     text = " ".join(open(header).read().split())
     assert ("constexpr int kEpilogueSmem = 8 * 16 * (((Cfg::kTileCols % 64 == 0 && Cfg::kTileRows * Cfg::kTileCols / "
@@ -423,36 +423,35 @@ def test_partial_gemm_releases_the_reduction_before_its_epilogue(tmp_path):
     assert compile_ptx(partial.text, tmp_path).count("griddepcontrol.launch_dependents;") >= 1
 
 
-def compile_ptx(source_text: str, tmp_path: Path) -> str:
-    """A generated unit compiled to sm_90a PTX by the real nvcc: the PTX text."""
+def run_nvcc(source_text: str, tmp_path: Path, *flags: str):
+    """A unit including the sm90 templates given to the real nvcc with ``flags`` (the output's options):
+    the finished process (stderr as text)."""
     import subprocess
 
     from cutlass_splitk.cudakit import find_cutlass, find_nvcc
 
-    source, ptx = tmp_path / "unit.cu", tmp_path / "unit.ptx"
+    source = tmp_path / "unit.cu"
     source.write_text(source_text)
     root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
-    subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
-                    "-gencode=arch=compute_90a,code=compute_90a", f"-I{root / 'templates'}",
-                    f"-I{root / 'backends' / 'sm90' / 'templates'}", f"-I{find_cutlass().include}", "-ptx",
-                    str(source), "-o", str(ptx)], check=True, capture_output=True, text=True)
+    return subprocess.run([str(find_nvcc()), "-std=c++17", "-DNDEBUG", "--expt-relaxed-constexpr",
+                           f"-I{root / 'templates'}", f"-I{root / 'backends' / 'sm90' / 'templates'}",
+                           f"-I{find_cutlass().include}", *flags, str(source)], capture_output=True, text=True)
+
+
+def compile_ptx(source_text: str, tmp_path: Path) -> str:
+    """A generated unit compiled to sm_90a PTX by the real nvcc: the PTX text (CalledProcessError if it
+    does not compile)."""
+    ptx = tmp_path / "unit.ptx"
+    run_nvcc(source_text, tmp_path, "-gencode=arch=compute_90a,code=compute_90a", "-ptx", "-o",
+             str(ptx)).check_returncode()
     return ptx.read_text()
 
 
 def compile_object(source_text: str, tmp_path: Path) -> None:
     """A unit including the sm90 templates compiled for sm_90a by the real nvcc (its static_asserts
     evaluated); fails the test with nvcc's errors."""
-    import subprocess
-
-    from cutlass_splitk.cudakit import find_cutlass, find_nvcc
-
-    source = tmp_path / "probe.cu"
-    source.write_text(source_text)
-    root = Path(__file__).resolve().parents[1] / "cutlass_splitk"
-    done = subprocess.run([str(find_nvcc()), "-std=c++17", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a",
-                           f"-I{root / 'templates'}", f"-I{root / 'backends' / 'sm90' / 'templates'}",
-                           f"-I{find_cutlass().include}", "-c", str(source), "-o", str(tmp_path / "probe.o")],
-                          capture_output=True, text=True)
+    done = run_nvcc(source_text, tmp_path, "-gencode=arch=compute_90a,code=sm_90a", "-c", "-o",
+                    str(tmp_path / "unit.o"))
     assert done.returncode == 0, "\n".join(line for line in done.stderr.splitlines() if "error" in line)[:3000]
 
 
@@ -582,7 +581,7 @@ def test_the_most_stages_the_validator_accepts_fit_the_partial_gemm(tmp_path):
                                                      Schedule, (False, True)):
         accepted = [st for st in range(2, rules.MAX_STAGES + 1) if not rules.prune(
             KernelVariant("x", SplitMode.PARALLEL, (m, n, k), 8, Sm90Params((1, 1), schedule, st, swap), (2,)),
-            DType.F16)]
+            DType.F16, EpilogueSpec())]
         if accepted:
             kind = "kCooperative" if schedule is Schedule.COOPERATIVE else "kPingpong"
             kernel = (f"cks::sm90::PartialKernel<cks::sm90::GemmConfig<cutlass::half_t, true, {m}, {n}, {k}, 1, 1, "

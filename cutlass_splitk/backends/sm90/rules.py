@@ -55,7 +55,7 @@ def three_staged_buffers(schedule: Schedule, epilogue: EpilogueSpec) -> bool:
             and epilogue.permute is not Permute.NONE)
 
 
-def epilogue_smem(tile: Shape3, schedule: Schedule, mode: SplitMode, epilogue: EpilogueSpec = EpilogueSpec()) -> int:
+def epilogue_smem(tile: Shape3, schedule: Schedule, mode: SplitMode, epilogue: EpilogueSpec) -> int:
     """Shared memory of the epilogue: the budget of the in-kernel modes' TMA epilogue (serial,
     stream-K; mirrors sm90_tma_epilogue.cuh's kEpilogueSmem, eight warps' staging of 16 rows of
     :func:`epilogue_columns`, 64 for :func:`three_staged_buffers`, which it fits with two or one buffers
@@ -98,7 +98,7 @@ def check_cluster(cluster: Tuple[int, int]) -> Optional[str]:
     return None
 
 
-def prune(variant: KernelVariant, dtype: DType, epilogue: EpilogueSpec = EpilogueSpec()) -> Optional[str]:
+def prune(variant: KernelVariant, dtype: DType, epilogue: EpilogueSpec) -> Optional[str]:
     """Why ``variant`` of an op with ``epilogue`` cannot be built (the first rule it breaks), or None when it can."""
     p = variant.params
     tile, mode, schedule = variant.tile, variant.mode, p.schedule
