@@ -21,6 +21,9 @@ namespace sm90 {
 
 enum class Schedule { kCooperative, kPingpong };
 
+// Shared memory one sm_90 block can have (rules.py's SMEM_LIMIT).
+constexpr int kSmemLimit = 232448;
+
 // kSwapAB_: the kernel computes the transposed product D^T = B^T A^T (its A is the op's B, its B
 // the op's A), so that a small M runs along the wgmma instruction's N (16 or 32 wide) instead of
 // filling most of a 64-row A box with rows past the matrix's edge. TileShape and ClusterShape

@@ -45,10 +45,18 @@
 namespace cks {
 namespace sm90 {
 
-// The in-kernel modes' epilogue: CUTLASS's TMA epilogue (sm90_tma_epilogue.cuh).
-template <class Cfg>
+// The in-kernel modes' epilogue: CUTLASS's TMA epilogue (sm90_tma_epilogue.cuh), with two buffers of
+// each kind it stages (C, E, D) wherever the whole kernel, KernelWith<that epilogue>, fits sm_90's shared
+// memory, else the collective its budget holds. The budget (kEpilogueSmem) only prices the main loop's
+// stage count; the stages it leaves often leave more: the 128x256 tile's four 48 KB stages leave ~35 KB,
+// where E's and D's 16 KB budget held one buffer of each, so each 128x32 subtile's E load waited for the
+// previous subtile's compute and D's store for the previous store (round 69, BENCHMARKS.md session 45).
+template <class Cfg, template <class> class KernelWith>
 struct InKernelEpilogue {
-  using type = typename TmaEpilogueConfig<Cfg>::Collective;
+  using Double = typename TmaEpilogueConfig<Cfg>::template Build<2, 2>::Collective;
+  static constexpr bool kDouble = KernelWith<Double>::SharedStorageSize <= kSmemLimit;
+  using type = typename cutlass::platform::conditional<kDouble, Double,
+                                                       typename TmaEpilogueConfig<Cfg>::Collective>::type;
   static void fill(typename type::Arguments& e, CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
     TmaEpilogueConfig<Cfg>::fill(e, a, epi);
   }
@@ -64,11 +72,12 @@ struct SplitKGemm {
   static constexpr bool kStreamKScheduler = Gemm::kCooperative && !kSplitOne;
   using Scheduler = typename cutlass::platform::conditional<
       kStreamKScheduler, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>::type;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<
-      cute::Shape<int, int, int, int>,
-      Mainloop<Gemm, kEpilogueSmem<Cfg>>,
-      typename InKernelEpilogue<Cfg>::type, Scheduler>;
-  static_assert(Kernel::SharedStorageSize <= 232448, "more shared memory than one sm_90 block can have");
+  template <class Epilogue>
+  using KernelWith = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
+                                                          Mainloop<Gemm, kEpilogueSmem<Cfg>>, Epilogue, Scheduler>;
+  using Epilogue = InKernelEpilogue<Cfg, KernelWith>;
+  using Kernel = KernelWith<typename Epilogue::type>;
+  static_assert(Kernel::SharedStorageSize <= kSmemLimit, "more shared memory than one sm_90 block can have");
 
   static typename Kernel::Arguments arguments(CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
     using Element = typename Cfg::Element;
@@ -83,7 +92,7 @@ struct SplitKGemm {
     } else {
       cute::get<1>(args.mainloop.dB) = a.ldb;
     }
-    InKernelEpilogue<Cfg>::fill(args.epilogue, a, epi);
+    Epilogue::fill(args.epilogue, a, epi);
     args.hw_info = hardware<Kernel>(a.device);
     if constexpr (kStreamKScheduler) {
       using Decomposition = typename Kernel::TileScheduler::DecompositionMode;

@@ -13,10 +13,11 @@
 // (bias, GELU, * E, head split; session 43, round 68) up to 40 % faster, the same bits on every
 // candidate (BENCHMARKS.md).
 //
-// Its shared memory stays within the budget the stage rule leaves the epilogue (rules.py's
+// The stage rule prices the main loop's stages with a budget for the epilogue (rules.py's
 // epilogue_smem: kEpilogueSmem below), so the main loop keeps the stage count sm90's rules compute
-// for every in-kernel variant: where two buffers of each kind do not fit, E's and the store's
-// buffers go down to one.
+// for every in-kernel variant. The epilogue takes two buffers of each kind where they fit in that
+// budget (Collective below) or in what the main loop's stages leave of sm_90's shared memory (the
+// kernel's choice: sm90_gemm.cuh's InKernelEpilogue), else one of each.
 #pragma once
 
 #include "cute/tensor.hpp"
@@ -188,7 +189,8 @@ struct TmaEpilogueConfig {
         cutlass::layout::RowMajor, 8, Fusion, Policy>::CollectiveOp;
     static constexpr bool kFits = sizeof(typename Collective::SharedStorage) <= size_t(kEpilogueSmem<Cfg>);
   };
-  // Two buffers of each where they fit, else one of each.
+  // Two buffers of each where they fit the budget, else one of each (the kernel may still take two:
+  // InKernelEpilogue).
   using Chosen = typename cutlass::platform::conditional<Build<2, 2>::kFits, Build<2, 2>, Build<1, 1>>::type;
   using Collective = typename Chosen::Collective;
   static_assert(Chosen::kFits, "the TMA epilogue must fit the shared memory the stage rule leaves the epilogue");
