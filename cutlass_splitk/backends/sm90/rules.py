@@ -59,7 +59,8 @@ def epilogue_smem(tile: Shape3, schedule: Schedule, mode: SplitMode, epilogue: E
     """Shared memory of the epilogue: the budget of the in-kernel modes' TMA epilogue (serial,
     stream-K; mirrors sm90_tma_epilogue.cuh's kEpilogueSmem, eight warps' staging of 16 rows of
     :func:`epilogue_columns`, 64 for :func:`three_staged_buffers`, which it fits with two or one buffers
-    of each kind) or CUTLASS's TMA store of f32 partials (parallel: at most one 64 x 32 f32 subtile,
+    of each kind; the kernel gives it two wherever the stages this budget prices leave room for them,
+    sm90_gemm.cuh's InKernelEpilogue) or CUTLASS's TMA store of f32 partials (parallel: at most one 64 x 32 f32 subtile,
     double buffered, per consumer warpgroup)."""
     if mode is SplitMode.PARALLEL:
         return 2 * 2 * 64 * 32 * 4
