@@ -511,7 +511,8 @@ def test_every_accepted_in_kernel_epilogue_fits_its_budget(tmp_path):
     """Whatever the validator accepts builds: for tiles of each kind of budget (64 or 32 columns, 128- or
     64-row subtiles, both schedules) and every epilogue's shared-memory shape (beta, E, permute, bias),
     each serial variant rules.prune keeps instantiates its TMA epilogue config, whose static_assert holds
-    its buffers to kEpilogueSmem. Host code only, compiled by the real nvcc."""
+    one buffer of each kind to kEpilogueSmem (the kernel's fallback where two do not fit beside its stages).
+    Host code only, compiled by the real nvcc."""
     import itertools
 
     from cutlass_splitk.spec import BiasMode, DType

@@ -47,16 +47,16 @@ namespace sm90 {
 
 // The in-kernel modes' epilogue: CUTLASS's TMA epilogue (sm90_tma_epilogue.cuh), with two buffers of
 // each kind it stages (C, E, D) wherever the whole kernel, KernelWith<that epilogue>, fits sm_90's shared
-// memory, else the collective its budget holds. The budget (kEpilogueSmem) only prices the main loop's
-// stage count; the stages it leaves often leave more: the 128x256 tile's four 48 KB stages leave ~35 KB,
-// where E's and D's 16 KB budget held one buffer of each, so each 128x32 subtile's E load waited for the
-// previous subtile's compute and D's store for the previous store (round 69, BENCHMARKS.md session 45).
+// memory, else one of each (which the budget, kEpilogueSmem, always holds). The budget only prices the main
+// loop's stage count; the stages it leaves often leave more: the 128x256 tile's four 48 KB stages leave
+// ~35 KB, where E's and D's 18 KB budget held one buffer of each, so each 128x32 subtile's E load waited for
+// the previous subtile's compute and D's store for the previous store (round 69, BENCHMARKS.md session 45).
 template <class Cfg, template <class> class KernelWith>
 struct InKernelEpilogue {
-  using Double = typename TmaEpilogueConfig<Cfg>::template Build<2, 2>::Collective;
-  static constexpr bool kDouble = KernelWith<Double>::SharedStorageSize <= kSmemLimit;
-  using type = typename cutlass::platform::conditional<kDouble, Double,
-                                                       typename TmaEpilogueConfig<Cfg>::Collective>::type;
+  template <int kBuffers>
+  using Collective = typename TmaEpilogueConfig<Cfg>::template Build<kBuffers, kBuffers>::Collective;
+  static constexpr bool kDouble = KernelWith<Collective<2>>::SharedStorageSize <= kSmemLimit;
+  using type = Collective<kDouble ? 2 : 1>;
   static void fill(typename type::Arguments& e, CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
     TmaEpilogueConfig<Cfg>::fill(e, a, epi);
   }

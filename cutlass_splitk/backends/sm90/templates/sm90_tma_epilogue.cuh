@@ -15,9 +15,9 @@
 //
 // The stage rule prices the main loop's stages with a budget for the epilogue (rules.py's
 // epilogue_smem: kEpilogueSmem below), so the main loop keeps the stage count sm90's rules compute
-// for every in-kernel variant. The epilogue takes two buffers of each kind where they fit in that
-// budget (Collective below) or in what the main loop's stages leave of sm_90's shared memory (the
-// kernel's choice: sm90_gemm.cuh's InKernelEpilogue), else one of each.
+// for every in-kernel variant; one buffer of each kind the epilogue stages (C, E, D) fits in it. The
+// kernel gives the epilogue two of each wherever they fit beside those stages in sm_90's shared memory
+// (sm90_gemm.cuh's InKernelEpilogue), which is more than the budget on some tiles.
 #pragma once
 
 #include "cute/tensor.hpp"
@@ -189,11 +189,9 @@ struct TmaEpilogueConfig {
         cutlass::layout::RowMajor, 8, Fusion, Policy>::CollectiveOp;
     static constexpr bool kFits = sizeof(typename Collective::SharedStorage) <= size_t(kEpilogueSmem<Cfg>);
   };
-  // Two buffers of each where they fit the budget, else one of each (the kernel may still take two:
-  // InKernelEpilogue).
-  using Chosen = typename cutlass::platform::conditional<Build<2, 2>::kFits, Build<2, 2>, Build<1, 1>>::type;
-  using Collective = typename Chosen::Collective;
-  static_assert(Chosen::kFits, "the TMA epilogue must fit the shared memory the stage rule leaves the epilogue");
+  // One buffer of each always fits the budget the stage rule priced; the kernel takes two wherever its shared
+  // memory holds them (sm90_gemm.cuh's InKernelEpilogue).
+  static_assert(Build<1, 1>::kFits, "the TMA epilogue must fit the shared memory the stage rule leaves the epilogue");
 
   // The visitor tree's arguments below the permuted store, if any.
   template <class Thread>
