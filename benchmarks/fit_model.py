@@ -8,14 +8,15 @@ runtime ranks them: sm80 variants only where no sm90 one runs; --tma-epilogue fo
 without E or permute (EpilogueSpec.tma_in_kernel), with --activation where it has GELU (EpilogueSpec.transcendental);
 --device h200 for sweeps run on an H200; --gpc-order for sweeps of libraries that ran the partial GEMMs in the GPC order
 (session 29 on, the default since). A file named as PATH@FLAGS takes its own flags instead (comma-separated: tma,
-act, h100 or h200, the latter without the GPC order; PATH@ for none), so that sweeps of ops with and without the TMA
-epilogue, and of both devices, are fitted together.
+act, h100 or h200, the latter without the GPC order unless gpc is among them; PATH@ for none), so that sweeps of ops
+with and without the TMA epilogue, and of both devices, are fitted together.
 
     python3 benchmarks/fit_model.py benchmarks/explore_h100.json --backend sm80
     python3 benchmarks/fit_model.py benchmarks/explore_sm90_h100.json --backend sm90 --keep t64x128x128_c1x1_pp ...
     python3 benchmarks/fit_model.py benchmarks/sweep_lbg_session21_h200.json --tma-epilogue --activation --device h200 --samples 0
     python3 benchmarks/fit_model.py benchmarks/sweep_fresh_session30_h100.json --activation --gpc-order --samples 0
     python3 benchmarks/fit_model.py chain.json@act lbg.json@tma,act --gpc-order
+    python3 benchmarks/fit_model.py benchmarks/sweep_moves_session46_h200.json@tma,act,h200,gpc --samples 0 --rounds 0
 
 --protect LIMIT also counts every swept shape of the suite (benchmarks/bench_shapes.yaml's M, N, K) whose pick is more
 than LIMIT times its best candidate as a miss, so that a fit cannot buy other shapes with the rows issue 12's targets
@@ -77,6 +78,19 @@ def load(paths: List[str]) -> List[Tuple[Tuple[int, int, int], str, Dict[Tuple[s
             if times:
                 shapes.append(((row["m"], row["n"], row["k"]), row["shape"] + " " + row["dtype"], times))
     return shapes
+
+
+def file_flags(arg: str, tma: bool, activation: bool, device: str, gpc_order: bool) -> Tuple[str, Tuple[bool, bool, str, bool]]:
+    """A sweep argument PATH[@FLAGS] -> (PATH, (tma, activation, device, GPC order)). Without '@' the command line's
+    --tma-epilogue, --activation, --device and --gpc-order (the latter for H100 sweeps only); with it the flags alone:
+    tma, act, h100 or h200 (else --device), and the GPC order where --gpc-order is given and the device is an H100,
+    or where the flags say gpc (H200 sweeps of libraries that ran it: session 46's)."""
+    path, at, flags = arg.partition("@")
+    if not at:
+        return path, (tma, activation, device, gpc_order and device == "h100")
+    f = flags.split(",")
+    name = next((d for d in DEVICES if d in f), device)
+    return path, ("tma" in f, "act" in f, name, "gpc" in f or (gpc_order and name == "h100"))
 
 
 SUITE = str(Path(__file__).resolve().parent / "bench_shapes.yaml")
@@ -171,15 +185,12 @@ def main() -> None:
     args = ap.parse_args()
 
     def load_sets(args_json):
-        sets: Dict[Tuple[bool, bool, str], List[str]] = {}  # (tma, activation, device) -> files
+        sets: Dict[Tuple[bool, bool, str, bool], List[str]] = {}  # (tma, activation, device, GPC order) -> files
         for arg in args_json:
-            path, at, flags = arg.partition("@")
-            f = flags.split(",")
-            key = (("tma" in f, "act" in f, next((d for d in DEVICES if d in f), args.device)) if at
-                   else (args.tma_epilogue, args.activation, args.device))
+            path, key = file_flags(arg, args.tma_epilogue, args.activation, args.device, args.gpc_order)
             sets.setdefault(key, []).append(path)
-        return [(load(paths), tma, act, dataclasses.replace(DEVICES[name], gpc_order=args.gpc_order and name == "h100"))
-                for (tma, act, name), paths in sets.items()]
+        return [(load(paths), tma, act, dataclasses.replace(DEVICES[name], gpc_order=gpc))
+                for (tma, act, name, gpc), paths in sets.items()]
 
     loaded, held = load_sets(args.json), load_sets(args.held_out)
     suite = suite_labels() if args.protect is not None else set()

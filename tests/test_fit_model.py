@@ -98,3 +98,15 @@ def test_pick_moves_lists_what_a_model_change_moves_and_draws_a_sample(tmp_path,
     paths[1].write_text(json.dumps(dict(after, **{"qkv_bf16|h200|16x4096x14336": "another 1"})))
     assert pick_moves.main() == 1
     assert "  MOVED qkv_bf16|h200|16x4096x14336: " in capsys.readouterr().out
+
+
+def test_file_flags_take_the_gpc_order_for_h200_sweeps_only_where_named():
+    """PATH@FLAGS: the command line's --gpc-order reaches H100 sweeps only (session 21's H200 sweeps ran before the
+    GPC order); an H200 sweep of libraries that ran it (session 46's) says gpc."""
+    f = fit_model.file_flags
+    assert f("a.json", True, True, "h100", True) == ("a.json", (True, True, "h100", True))
+    assert f("a.json", False, True, "h200", True) == ("a.json", (False, True, "h200", False))
+    assert f("a.json@act,h100", True, False, "h200", True) == ("a.json", (False, True, "h100", True))
+    assert f("a.json@tma,act,h200", False, False, "h100", True) == ("a.json", (True, True, "h200", False))
+    assert f("a.json@tma,act,h200,gpc", False, False, "h100", False) == ("a.json", (True, True, "h200", True))
+    assert f("a.json@", True, True, "h100", False) == ("a.json", (False, False, "h100", False))
