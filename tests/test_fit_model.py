@@ -98,6 +98,20 @@ def test_pick_moves_lists_what_a_model_change_moves_and_draws_a_sample(tmp_path,
     paths[1].write_text(json.dumps(dict(after, **{"qkv_bf16|h200|16x4096x14336": "another 1"})))
     assert pick_moves.main() == 1
     assert "  MOVED qkv_bf16|h200|16x4096x14336: " in capsys.readouterr().out
+    # --grid-device h200: the grid ranked for the GPU the sweeps will run on (session 46: an H200), with the GPC order
+    # on as there; the diff counts its grid the same
+    on_h200 = pick_moves.picks(grid_device="h200")
+    assert not any(key.startswith("bias_gelu_mul_permute_f16|h100|1552x") for key in on_h200)
+    assert pick_moves.devices()["h200"].gpc_order
+    assert on_h200["bias_gelu_mul_permute_f16|h200|192x1024x32768"] == before["bias_gelu_mul_permute_f16|h200|192x1024x32768"]
+    grid_keys = [key for key in sorted(on_h200) if key.startswith("bias_gelu_mul_permute_f16|h200|1552x")][:4]
+    for path, picks in zip(paths, (on_h200, dict(on_h200, **{key: "another 1" for key in grid_keys}))):
+        path.write_text(json.dumps(picks))
+    monkeypatch.setattr(sys, "argv", ["pick_moves.py", "diff", *map(str, paths)])
+    assert pick_moves.main() == 0
+    grid = out[0].split(" of ")[1].split()[0]  # the H100 grid's count above: the same grid
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"4 of {grid} grid shapes moved (the grid's others are suite or extra shapes); 0 suite or extra-shape picks moved")
 
 
 def test_file_flags_take_the_gpc_order_for_h200_sweeps_only_where_named():
