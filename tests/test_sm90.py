@@ -730,3 +730,17 @@ def test_other_width_tiles_run_one_wgmma_across_the_tile(tmp_path, dtype):
     # the op's unit of that parallel-only group does not instantiate the main loop: it compiles without one
     (group,) = [u for u in codegen.render(parse_config(text, "x.yaml")) if u.name == "sm90"]
     assert "wgmma" not in group.text and ".entry" in compile_ptx(group.text, tmp_path)
+
+
+def test_sm90_templates_include_cutlass_gemm_piece_by_piece():
+    """CUTLASS's umbrella headers also parse every sm70-sm120 collective, builder and kernel: ~2.6 s of each sm90
+    unit's ~15 s of headers on the 2-core build machine, 14 units in configs/default.yaml (BENCHMARKS.md, session 46).
+    The sm90 templates include sm90_cutlass_gemm.cuh, the pieces they instantiate, instead."""
+    from cutlass_splitk.backends.sm90 import TEMPLATE_DIR
+
+    umbrellas = ("cutlass/gemm/collective/collective_builder.hpp", "cutlass/gemm/collective/collective_mma.hpp",
+                 "cutlass/gemm/kernel/gemm_universal.hpp")
+    including = {path.name: [u for u in umbrellas if f'#include "{u}"' in path.read_text()]
+                 for path in sorted(TEMPLATE_DIR.iterdir()) if path.is_file()}
+    assert {name: found for name, found in including.items() if found} == {}
+    assert '#include "sm90_cutlass_gemm.cuh"' in (TEMPLATE_DIR / "sm90_config.cuh").read_text()

@@ -6,7 +6,7 @@
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
-#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "sm90_cutlass_gemm.cuh"  // the collective builder (sm90 only)
 #include "cutlass/epilogue/dispatch_policy.hpp"
 #include "cutlass/gemm/dispatch_policy.hpp"
 #include "cutlass/layout/matrix.h"

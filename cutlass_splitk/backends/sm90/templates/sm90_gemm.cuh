@@ -28,7 +28,7 @@
 #include <string>
 
 #include "cute/tensor.hpp"
-#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "sm90_cutlass_gemm.cuh"  // GemmUniversal (sm90 kernels only)
 #include "cutlass/gemm/kernel/tile_scheduler.hpp"
 
 #include "cks_abi.h"

@@ -18,7 +18,7 @@
 
 #include "cute/tensor.hpp"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
-#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "sm90_cutlass_gemm.cuh"  // GemmUniversal (sm90 kernels only)
 #include "cutlass/gemm/kernel/tile_scheduler.hpp"
 
 #include "cks_plan_cache.cuh"
