@@ -49,6 +49,11 @@ def named_shapes() -> List[Tuple[int, int, int]]:
     return shapes
 
 
+def named_labels() -> set:
+    """The named shapes as the picks' keys spell them (MxNxK)."""
+    return {f"{m}x{n}x{k}" for m, n, k in named_shapes()}
+
+
 def picks(config: Path = CONFIG, grid_device: str = "h100") -> Dict[str, str]:
     """'op|device|MxNxK' -> 'variant split' for the named shapes (every op, both devices) and the grid (the chain
     op on ``grid_device``)."""
@@ -66,7 +71,7 @@ def picks(config: Path = CONFIG, grid_device: str = "h100") -> Dict[str, str]:
 
 def moved(before: Dict[str, str], after: Dict[str, str]) -> Tuple[List[str], List[str]]:
     """(named-shape keys whose pick moved, grid keys whose pick moved), sorted."""
-    named = {f"{m}x{n}x{k}" for m, n, k in named_shapes()}
+    named = named_labels()
     keys = sorted(key for key in before if before[key] != after.get(key))
     on_named = [key for key in keys if key.split("|")[2] in named]
     return on_named, [key for key in keys if key not in on_named]
@@ -100,7 +105,7 @@ def main() -> int:
         return 0
     before, after = (json.loads(Path(f).read_text()) for f in (args.before, args.after))
     on_named, on_grid = moved(before, after)
-    named = {f"{m}x{n}x{k}" for m, n, k in named_shapes()}
+    named = named_labels()
     grid = sum(key.startswith(f"{GRID_OP}|") and key.split("|")[2] not in named for key in before)
     print(f"{len(on_grid)} of {grid} grid shapes moved (the grid's others are suite or extra shapes); "
           f"{len(on_named)} suite or extra-shape picks moved")
