@@ -1,7 +1,7 @@
 // cutlass-splitk sm90 backend: the CUTLASS 3.x GEMM pieces it instantiates, included one by one.
 // CUTLASS's umbrella headers (cutlass/gemm/collective/collective_builder.hpp,
 // cutlass/gemm/kernel/gemm_universal.hpp) also pull in every sm70-sm120 collective, builder and
-// kernel; the sm90 units never use those, and parsing them cost ~2.4 s of each unit's ~14 s of
+// kernel; the sm90 units never use those, and parsing them cost ~2.6 s of each unit's ~15 s of
 // headers (cudafe++, cicc and the host compiler each parse them) on the 2-core build machine
 // (BENCHMARKS.md, session 46). What the sm90 builder picks for our configs: the TMA
 // warp-specialised SS main loop and the cooperative and ping-pong kernels; a config that needed
