@@ -22,6 +22,11 @@ with and without the TMA epilogue, and of both devices, are fitted together.
 than LIMIT times its best candidate as a miss, so that a fit cannot buy other shapes with the rows issue 12's targets
 are measured on; --held-out PATH[@FLAGS]... scores further sweeps before and after the fit without fitting them
 (session 38: `--only` its fourteen constants `--samples 0 --rounds 3 --protect 1.03`, session 38's held-out sweeps).
+--splits-from CONFIG ranks only the records of the (variant, split) pairs that config's grids list, so that a sweep of
+a build offering more splits scores a split list (session 47: split 1 on the parallel groups, before and after):
+
+    python3 benchmarks/fit_model.py benchmarks/sweep_held_session47_h200.json@tma,act,h200,gpc --keep sm90 \
+        --splits-from configs/default.yaml --samples 0 --rounds 0
 """
 
 import argparse
@@ -109,11 +114,27 @@ def ratio_of(line: str) -> float:
     return float(line.split("ratio")[1].split()[0])
 
 
+def group_key(name: str) -> str:
+    """A generated variant name without its op's name: ``parallel_sm90_t128x80x64_c1x2_coop_sauto_a8_swab``."""
+    m = SM90.search(name) or SM80.search(name)
+    return name[m.start() + 1:]
+
+
+def offered_splits(config: str) -> set:
+    """(group key, split) of every variant the config's ops build, at the splits its grids list."""
+    from cutlass_splitk.config import load_config
+
+    return {(group_key(v.name), s) for op in load_config(Path(config)).ops for v in op.variants for s in v.splits}
+
+
 def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False,
-          activation: bool = False) -> Tuple[float, float, List[str]]:
+          activation: bool = False, offered: set = None) -> Tuple[float, float, List[str]]:
+    """``offered``: only these (group key, split) records are candidates (offered_splits: a config's split lists, where
+    the sweep ran more); None: every record."""
     ratios, lines = [], []
     for (m, n, k), label, times in shapes:
-        cands = {key: us for key, us in times.items() if any(s in key[0] for s in keep)}
+        cands = {key: us for key, us in times.items() if any(s in key[0] for s in keep)
+                 and (offered is None or (group_key(key[0]), key[1]) in offered)}
         if not cands:
             continue
         by_variant: Dict[str, List[int]] = {}
@@ -182,7 +203,10 @@ def main() -> None:
     ap.add_argument("--protect", type=float, default=None,
                     help="count a suite shape whose pick is over this times its best as a miss too")
     ap.add_argument("--held-out", nargs="*", default=[], help="sweeps scored before and after the fit, not fitted")
+    ap.add_argument("--splits-from", metavar="CONFIG", default=None,
+                    help="rank only the (variant, split) records this config builds (a sweep of a build with more splits)")
     args = ap.parse_args()
+    offered = offered_splits(args.splits_from) if args.splits_from else None
 
     def load_sets(args_json):
         sets: Dict[Tuple[bool, bool, str, bool], List[str]] = {}  # (tma, activation, device, GPC order) -> files
@@ -196,7 +220,7 @@ def main() -> None:
     suite = suite_labels() if args.protect is not None else set()
 
     def score_all(sets=None):
-        results = [score(shapes, args.keep, d, tma, act) for shapes, tma, act, d in (sets or loaded)]
+        results = [score(shapes, args.keep, d, tma, act, offered) for shapes, tma, act, d in (sets or loaded)]
         lines = [line for r in results for line in r[2]]
         return max(r[0] for r in results), sum(r[1] * len(r[2]) for r in results) / len(lines), lines
 

@@ -32,7 +32,7 @@ def test_list_default_why(in_root, capsys):
     assert first[0].mode.value == "parallel" and first[0].backend.value == "sm90"
     assert lines[1] == f"  {first[0].name}  splits=[2, 4, 8, 16, 24, 32]"
     assert lines[1] == "  linear_f16_parallel_sm90_t64x128x64_c1x2_pp_sauto_a8  splits=[2, 4, 8, 16, 24, 32]"
-    assert lines[2] == "  linear_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab  splits=[2, 4, 8, 12, 16, 24, 32]"
+    assert lines[2] == "  linear_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab  splits=[1, 2, 4, 8, 12, 16, 24, 32]"
     assert ("bias_gelu_mul_permute_bf16: bf16 tn archs=[80] bias=per_col act=gelu e_op=mul "
             "permute=head_split") in lines
     listed = {line.split()[0] for line in lines if line.startswith("  ")}

@@ -124,3 +124,23 @@ def test_file_flags_take_the_gpc_order_for_h200_sweeps_only_where_named():
     assert f("a.json@tma,act,h200", False, False, "h100", True) == ("a.json", (True, True, "h200", False))
     assert f("a.json@tma,act,h200,gpc", False, False, "h100", False) == ("a.json", (True, True, "h200", True))
     assert f("a.json@", True, True, "h100", False) == ("a.json", (False, False, "h100", False))
+
+
+def test_splits_from_ranks_only_the_pairs_a_config_builds(tmp_path, monkeypatch, capsys):
+    """A sweep of a build offering more splits than a config lists is scored as that config would run: with
+    --splits-from, records of (variant, split) pairs the config does not build are neither picked nor the best.
+    Here the sweep has the 128x128 tile at splits 1 and 4; a config listing split 4 alone leaves split 4's record."""
+    names = {"bias_gelu_mul_permute_f16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8/split1": 20.0,
+             "bias_gelu_mul_permute_f16_parallel_sm90_t128x128x64_c1x2_coop_sauto_a8/split4": 30.0}
+    path = tmp_path / "more.json"
+    path.write_text(json.dumps({"rows": [{"shape": "512x512x32768", "dtype": "f16", "m": 512, "n": 512, "k": 32768,
+                                          "extra": names}]}))
+    config = tmp_path / "four.yaml"
+    config.write_text("ops:\n  other_op_f16:\n    dtype: f16\n    variants:\n"
+                      "      - {backend: sm90, tile: [[128, 128, 64]], cluster: [[1, 2]], split_k: {parallel: [4]}}\n")
+    assert fit_model.offered_splits(str(config)) == {("parallel_sm90_t128x128x64_c1x2_coop_sauto_a8", 4)}
+    out = fitted_line(monkeypatch, capsys, [f"{path}@act", "--splits-from", str(config)])
+    assert out[1].split() == ["512x512x32768", "f16", "pick", "30.0", "best", "30.0", "ratio", "1.00", "parallel",
+                              "sm90_t128x128x64_c1x2_coop_sauto_a8", "split", "4"]
+    out = fitted_line(monkeypatch, capsys, [f"{path}@act"])  # every record: the model's pick among both splits
+    assert out[1].split()[4:6] == ["best", "20.0"]
