@@ -8,6 +8,8 @@
 #   split1    bench --sweep (graph replays, every candidate) of the chain op, f16, with split 1 on the parallel groups
 #             (configs/default.yaml as it was for this run), on session 46's twelve short-K shapes and sixteen more
 #   held      the same sweep with the shipped split lists, on fourteen further shapes whose pick they move ($held)
+#   dropcheck, dropcheck100 (not yet run) the same sweep where the model picks serial 128x128 c2x1 or 128x256 c1x2,
+#             on an H200 or an H100: whether the cold build can drop them (see $drop200 below)
 source benchmarks/device_lib.sh  # the run's setup, common_phase
 fuzz_seed=20264601
 # ncu_digest FILE: the launch and the throughput lines of an ncu --set full report, one kernel
@@ -29,6 +31,15 @@ split1=(64,13824,8192 8,6144,1024 320,2304,1024 256,4096,4096 128,7168,2048 16,8
 # moves with split 1 on the shipped groups (every sm90 parallel group but the 64x128 ping-pong and 64x64 ones)
 held=(16,11008,1024 1,8192,16384 1,7168,32768 1,7168,2048 16,13824,16384 96,13824,16384 16,8192,16384 8,8192,16384
       1,8192,32768 16,8192,4096 8,13824,2048 128,11008,4096 8,7168,1024 96,13824,8192)
+# not run in session 47 (no device time left): shapes where the shipped model picks the two in-kernel groups the swept
+# records say are nearly redundant (serial 128x128 c2x1: best on 2 of 130 swept rows; serial 128x256 c1x2: 1 of 130),
+# eight of each drawn (seed 20264703, under 8e10 flops) from pick_moves.py's grid on the H200 (drop200) and the H100
+# (drop100): sweeping them decides whether dropping the groups (~160 s of the cold 2-core build) costs any pick
+drop200=(2560,4096,1024 256,8192,2048 320,3584,1024 400,3584,2048 400,4096,1024 512,2304,1024 512,3584,4096 832,1536,2048
+         320,8192,1024 640,5120,1024 640,6144,1024 640,6144,12288 640,6144,4096 640,6144,8192 832,13824,1024 832,13824,4096)
+drop100=(1280,1536,8192 176,5120,1024 2048,11008,2048 2560,5120,1024 256,8192,24576 256,8192,8192 3584,512,12288
+         400,2304,1024 320,11008,2048 320,7168,2048 640,5120,16384 640,6144,4096 832,13824,1024 832,13824,4096 832,3584,1024
+         96,13824,1024)
 for phase in "$@"; do
   case $phase in
     ncushort)
@@ -46,6 +57,8 @@ for phase in "$@"; do
       echo "== ncushort cublas rc=$?"; grep -E "^  [a-zA-Z_0-9]+.*\(" "$out/ncushort_cublas.txt" | head -4
       ncu_digest "$out/ncushort_cublas.txt" ;;
     split1) persweep split1 default bias_gelu_mul_permute_f16 60 "${shortk[@]}" "${split1[@]}" ;;
+    dropcheck) persweep dropcheck default bias_gelu_mul_permute_f16 60 "${drop200[@]}" ;;
+    dropcheck100) persweep dropcheck100 default bias_gelu_mul_permute_f16 60 "${drop100[@]}" ;;
     held) persweep held default bias_gelu_mul_permute_f16 60 "${held[@]}" ;;
     build|ops|rest|bench|benchx|multi|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
