@@ -34,7 +34,7 @@ held=(16,11008,1024 1,8192,16384 1,7168,32768 1,7168,2048 16,13824,16384 96,1382
 # not run in session 47 (no device time left): shapes where the shipped model picks the two in-kernel groups the swept
 # records say are nearly redundant (serial 128x128 c2x1: best on 2 of 130 swept rows; serial 128x256 c1x2: 1 of 130),
 # eight of each drawn (seed 20264703, under 8e10 flops) from pick_moves.py's grid on the H200 (drop200) and the H100
-# (drop100): sweeping them decides whether dropping the groups (~160 s of the cold 2-core build) costs any pick
+# (drop100): sweeping them decides whether dropping the groups (~65 s of the cold 2-core build) costs any pick
 drop200=(2560,4096,1024 256,8192,2048 320,3584,1024 400,3584,2048 400,4096,1024 512,2304,1024 512,3584,4096 832,1536,2048
          320,8192,1024 640,5120,1024 640,6144,1024 640,6144,12288 640,6144,4096 640,6144,8192 832,13824,1024 832,13824,4096)
 drop100=(1280,1536,8192 176,5120,1024 2048,11008,2048 2560,5120,1024 256,8192,24576 256,8192,8192 3584,512,12288
