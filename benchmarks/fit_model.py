@@ -127,14 +127,18 @@ def offered_splits(config: str) -> set:
     return {(group_key(v.name), s) for op in load_config(Path(config)).ops for v in op.variants for s in v.splits}
 
 
+def restrict(shapes, offered: set):
+    """The loaded sweeps with only the (group key, split) records in ``offered`` (offered_splits: a config's split lists,
+    where the sweep ran more)."""
+    return [(mnk, label, {key: us for key, us in times.items() if (group_key(key[0]), key[1]) in offered})
+            for mnk, label, times in shapes]
+
+
 def score(shapes, keep, dev: timemodel.DeviceInfo = H100, tma: bool = False,
-          activation: bool = False, offered: set = None) -> Tuple[float, float, List[str]]:
-    """``offered``: only these (group key, split) records are candidates (offered_splits: a config's split lists, where
-    the sweep ran more); None: every record."""
+          activation: bool = False) -> Tuple[float, float, List[str]]:
     ratios, lines = [], []
     for (m, n, k), label, times in shapes:
-        cands = {key: us for key, us in times.items() if any(s in key[0] for s in keep)
-                 and (offered is None or (group_key(key[0]), key[1]) in offered)}
+        cands = {key: us for key, us in times.items() if any(s in key[0] for s in keep)}
         if not cands:
             continue
         by_variant: Dict[str, List[int]] = {}
@@ -213,14 +217,15 @@ def main() -> None:
         for arg in args_json:
             path, key = file_flags(arg, args.tma_epilogue, args.activation, args.device, args.gpc_order)
             sets.setdefault(key, []).append(path)
-        return [(load(paths), tma, act, dataclasses.replace(DEVICES[name], gpc_order=gpc))
+        return [(restrict(load(paths), offered) if offered else load(paths), tma, act,
+                 dataclasses.replace(DEVICES[name], gpc_order=gpc))
                 for (tma, act, name, gpc), paths in sets.items()]
 
     loaded, held = load_sets(args.json), load_sets(args.held_out)
     suite = suite_labels() if args.protect is not None else set()
 
     def score_all(sets=None):
-        results = [score(shapes, args.keep, d, tma, act, offered) for shapes, tma, act, d in (sets or loaded)]
+        results = [score(shapes, args.keep, d, tma, act) for shapes, tma, act, d in (sets or loaded)]
         lines = [line for r in results for line in r[2]]
         return max(r[0] for r in results), sum(r[1] * len(r[2]) for r in results) / len(lines), lines
 
