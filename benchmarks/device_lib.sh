@@ -7,7 +7,7 @@
 # and common_phase (at the end), the phases
 # every session's script shares.
 set -uo pipefail
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=$PWD/.cutlass
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUTLASS_PATH=${CUTLASS_PATH:-$PWD/.cutlass}  # a caller may carry a slimmer copy
 out=${OUT:-device-logs}; mkdir -p "$out"
 SECONDS=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

@@ -85,8 +85,9 @@ WILD: Dict[str, Dict[str, Tuple[Any, ...]]] = {
              "cluster": ("4x4", "8x1"), "alignment": (4, 2, 16)},
 }
 WILD_RATE = 0.08
-PARALLEL_ONLY_RATE = 0.3  # share of sm90 draws with parallel split-K that take swap_ab (and tile N below)
-PARALLEL_ONLY_TILE_N = (16, 48, 80, 112)  # 48, 80, 112: CUTLASS's extended wgmma shapes (session 36)
+SWAP_RATE = 0.3  # share of sm90 draws that take swap_ab (every mode since session 48)
+NARROW_TILE_RATE = 0.3  # share of parallel or swapped sm90 draws that take a tile N below
+NARROW_TILE_N = (16, 48, 80, 112)  # unswapped: parallel only; 48, 80, 112: CUTLASS's extended wgmma shapes (session 36)
 MAX_ATTEMPTS = 400
 KEEP, HOLD = 3, 60
 
@@ -263,11 +264,11 @@ def _draw_sm90(rng: random.Random, want: Dict[str, Any], wild: Optional[Tuple[st
     k: Dict[str, Any] = {}
     for name in ("tile_m", "tile_n", "tile_k", "cluster", "schedule", "stages", "modes"):
         k[name] = _pick(rng, dom[name], name, want, wild)
-    # Parallel-only knobs (the other modes are pruned), drawn beside the balanced ones so that
-    # they do not take draws from the in-kernel modes: swap_ab, and tile N 16 / 48 / 80 / 112.
-    k["swap_ab"] = "parallel" in k["modes"] and rng.random() < PARALLEL_ONLY_RATE
-    if k["modes"] == "parallel" and "tile_n" not in want and rng.random() < PARALLEL_ONLY_RATE:
-        k["tile_n"] = rng.choice(PARALLEL_ONLY_TILE_N)
+    # Knobs drawn beside the balanced ones: swap_ab (every mode; its in-kernel modes since session 48), and tile N
+    # 16 / 48 / 80 / 112, which an unswapped kernel takes in parallel split-K only (the other modes are pruned).
+    k["swap_ab"] = rng.random() < SWAP_RATE
+    if (k["modes"] == "parallel" or k["swap_ab"]) and "tile_n" not in want and rng.random() < NARROW_TILE_RATE:
+        k["tile_n"] = rng.choice(NARROW_TILE_N)
     # Serial split factors > 1 and stream-K need the cooperative schedule (tile M >= 128):
     # mostly complete a draw with those modes so that it can work.
     if ({"serial", "stream_k"} & set(k["modes"].split("+"))) and rng.random() < 0.8:

@@ -915,14 +915,14 @@ def test_epilogues_config():
     config = load_config(CONFIGS / "epilogues.yaml")
     ops = {o.name: o for o in config.ops}
     assert len(ops) == 8 and config.pruned == ()
-    # sm80: alignment [8, 2] x 2 modes; sm90: a cooperative tile in 3 modes, a ping-pong one in 2
-    assert len(ops["relu_rowbias_add_f16"].variants) == 4 + 3 + 2
+    # sm80: alignment [8, 2] x 2 modes; sm90: a cooperative tile in 3 modes, a ping-pong one in 2, a swapped one in 2
+    assert len(ops["relu_rowbias_add_f16"].variants) == 4 + 3 + 2 + 2
     assert ops["leaky_add_permute_f16"].epilogue.leaky_slope == 0.1
     assert ops["nn_bias_silu_bf16"].layout is Layout.NN
     # the sm90 in-kernel TMA epilogue's coverage: a per-row bias with a slope, and nothing at all; with clusters of
     # four (a ping-pong tile in 1x4 in 2 modes, a cooperative one in 2x2 in 3) and of eight (4x2 in 2, 2x4 in 3)
     assert [(o.epilogue.tma_in_kernel, {v.backend.value for v in o.variants}, len(o.variants))
-            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 9), (True, {"sm90"}, 14)]
+            for o in (ops["rowbias_leaky_f16"], ops["relu_nobias_bf16"])] == [(True, {"sm90"}, 12), (True, {"sm90"}, 15)]
     assert ops["rowbias_leaky_f16"].epilogue.leaky_slope == 0.2
     clusters = {o: sorted({v.params.cluster for v in ops[o].variants
                            if v.backend is Backend.SM90 and v.params.cluster[0] * v.params.cluster[1] == 4})
@@ -937,10 +937,21 @@ def test_epilogues_config():
                      "relu_nobias_bf16": every}
     # a width outside CUTLASS's standard wgmma set in every mode, through our epilogue (E, permute) and the TMA one
     wide = {o.name: sorted(v.mode.value for v in o.variants
-                           if v.backend is Backend.SM90 and sm90_rules.extended_mma(v.tile))
+                           if v.backend is Backend.SM90 and sm90_rules.extended_mma(v.tile) and not v.params.swap_ab)
             for o in config.ops}
     assert {o: m for o, m in wide.items() if m} == {"leaky_add_permute_f16": ["parallel", "serial", "stream_k"],
                                                     "relu_nobias_bf16": ["parallel", "serial", "stream_k"]}
+    # swapped operands in the in-kernel modes on every op (the 128x80 tile: 16-column epilogue subtiles, an extended
+    # wgmma width), with stream-K on two; a swapped ping-pong tile at split 1 in the kernel on four
+    swapped = {o.name: sorted((v.tile, v.mode.value) for v in o.variants
+                              if v.backend is Backend.SM90 and v.params.swap_ab and v.mode is not SplitMode.PARALLEL)
+               for o in config.ops}
+    serial80, streamk80, pingpong = ((128, 80, 64), "serial"), ((128, 80, 64), "stream_k"), ((64, 32, 64), "serial")
+    assert swapped == {
+        "relu_rowbias_add_f16": [serial80, streamk80], "gelu_tanh_add_bf16": [serial80], "silu_rowbias_mul_f16": [serial80],
+        "sigmoid_qkv_bf16": [pingpong, serial80], "leaky_add_permute_f16": [pingpong, serial80, streamk80],
+        "nn_bias_silu_bf16": [pingpong, serial80], "rowbias_leaky_f16": [pingpong, serial80],
+        "relu_nobias_bf16": [serial80]}
 
 
 # --- property: never anything but Config or ConfigError ----------------------------------------------------

@@ -152,30 +152,30 @@ def test_pruned_grid_points_say_why(extra, tile, reason):
     assert all(v.tile == (128, 128, 64) for v in config.ops[0].variants)
 
 
-def test_swap_ab_grid_runs_parallel_split_k_only():
+def test_swap_ab_grid_runs_every_mode():
     text = grid_lines("      swap_ab: [false, true]\n").replace("[[128, 128, 64]]", "[[128, 128, 64], [64, 16, 128]]")
     config = parse_config(text, "x.yaml")
     got = [(v.name, v.splits) for v in config.ops[0].variants]
     assert got == [
         ("h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8", (1, 2)),
         ("h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8", (2, 4)),
+        ("h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_swab", (1, 2)),
         ("h_f16_parallel_sm90_t128x128x64_c1x1_coop_sauto_a8_swab", (2, 4)),
         ("h_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8", (2, 4)),
         ("h_f16_parallel_sm90_t64x16x128_c1x1_pp_sauto_a8_swab", (2, 4)),
     ]
     reasons = {p.description: p.reason for p in config.pruned}
+    # a swapped kernel's 16-wide tile N stages 16-column subtiles in the in-kernel modes: only the ping-pong
+    # schedule's serial rule prunes it
     assert reasons == {
-        "h_f16_serial_sm90_t128x128x64_c1x1_coop_sauto_a8_swab":
-            "swap_ab runs parallel split-K only (the in-kernel fused epilogue stores row-major tiles); "
-            "use parallel: [...] or swap_ab: false",
         "h_f16_serial_sm90_t64x16x128_c1x1_pp_sauto_a8":
             "tile N 16 with serial split-K: the in-kernel fused epilogue stages 32-column chunks; use a "
-            "multiple of 32 or parallel split-K",
+            "multiple of 32, parallel split-K or swap_ab: true",
         "h_f16_serial_sm90_t64x16x128_c1x1_pp_sauto_a8_swab":
-            "swap_ab runs parallel split-K only (the in-kernel fused epilogue stores row-major tiles); "
-            "use parallel: [...] or swap_ab: false",
+            "serial split factors above 1 need the cooperative schedule (CUTLASS's ping-pong kernel has no "
+            "in-kernel split-K); use serial: [1] or parallel split-K",
     }
-    swapped = config.ops[0].variants[2]
+    swapped = config.ops[0].variants[3]
     assert swapped.params == Sm90Params((1, 1), Schedule.COOPERATIVE, 0, True)
     # the manifest round trip keeps it, and a manifest without the key reads as not swapped
     assert KernelVariant.from_json("h_f16", swapped.to_json()) == swapped

@@ -110,12 +110,11 @@ def prune(variant: KernelVariant, dtype: DType, epilogue: EpilogueSpec) -> Optio
         fix = "a smaller tile" + (" or the cooperative schedule" if schedule is Schedule.PINGPONG else "")
         return (f"tile {list(tile)} with the {schedule.value} schedule holds {accumulators} f32 accumulators "
                 f"per thread (at most {MAX_ACCUMULATORS}): use {fix}")
-    if p.swap_ab and mode is not SplitMode.PARALLEL:
-        return ("swap_ab runs parallel split-K only (the in-kernel fused epilogue stores row-major tiles); "
-                "use parallel: [...] or swap_ab: false")
-    if tile[1] % 32 and mode is not SplitMode.PARALLEL:
+    # A swapped kernel's in-kernel epilogue stages subtiles of 16 of its columns (the op's rows) where its tile N
+    # is not a multiple of 32; an unswapped one's permuted store takes 32-column subtiles (sm90_tma_epilogue.cuh).
+    if tile[1] % 32 and mode is not SplitMode.PARALLEL and not p.swap_ab:
         return (f"tile N {tile[1]} with {mode.value} split-K: the in-kernel fused epilogue stages 32-column "
-                "chunks; use a multiple of 32 or parallel split-K")
+                "chunks; use a multiple of 32, parallel split-K or swap_ab: true")
     if schedule is Schedule.PINGPONG and mode is SplitMode.STREAM_K:
         return "stream-K needs the cooperative schedule (CUTLASS's ping-pong kernel has no stream-K scheduler)"
     if schedule is Schedule.PINGPONG and mode is SplitMode.SERIAL and max(variant.splits) > 1:

@@ -27,8 +27,9 @@ constexpr int kSmemLimit = 232448;
 // kSwapAB_: the kernel computes the transposed product D^T = B^T A^T (its A is the op's B, its B
 // the op's A), so that a small M runs along the wgmma instruction's N (16 or 32 wide) instead of
 // filling most of a 64-row A box with rows past the matrix's edge. TileShape and ClusterShape
-// are the kernel's: with kSwapAB_, their first mode runs along the op's N. Parallel split-K only
-// (the partial GEMM stores its transposed tile column-major, i.e. as the op's row-major partial).
+// are the kernel's: with kSwapAB_, their first mode runs along the op's N. Every mode: the partial GEMM
+// stores its transposed tile column-major (the op's row-major partial), the in-kernel modes' TMA epilogue
+// C, D and E (sm90_tma_epilogue.cuh).
 template <class Element_, bool kBColumnMajor_, int kTileM, int kTileN, int kTileK, int kClusterM,
           int kClusterN, Schedule kSchedule_, int kStages_, bool kSwapAB_ = false>
 struct GemmConfig {

@@ -1,5 +1,7 @@
 // cutlass-splitk sm90 backend: the entry points' logic for the three modes.
 //
+//   * swapped operands (Cfg::kSwapAB) in every mode: the kernel computes D^T (its tile the op's N rows by M
+//     columns, fitted to a small M), its epilogue storing the op's row-major D as a column-major one.
 //   * serial (SplitKGemm<Cfg, false>): one kernel. CUTLASS's stream-K tile scheduler in its
 //     SplitK decomposition gives each CTA one K partition of a tile; the partitions meet in an
 //     f32 workspace in K order (ReductionMode::Deterministic: a turnstile per tile, so the sum
@@ -67,7 +69,6 @@ struct InKernelEpilogue {
 template <class Cfg, bool kStreamK, bool kSplitOne = false>
 struct SplitKGemm {
   using Gemm = typename Cfg::Gemm;
-  static_assert(!Gemm::kSwapAB, "swapped operands: parallel split-K only (the fused epilogue stores row-major tiles)");
   static_assert(!(kStreamK && kSplitOne), "stream-K needs the stream-K scheduler");
   static constexpr bool kStreamKScheduler = Gemm::kCooperative && !kSplitOne;
   using Scheduler = typename cutlass::platform::conditional<
@@ -83,14 +84,22 @@ struct SplitKGemm {
     using Element = typename Cfg::Element;
     typename Kernel::Arguments args;
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    args.problem_shape = {a.m, a.n, a.k, 1};
-    args.mainloop.ptr_A = static_cast<Element const*>(a.a);
-    args.mainloop.ptr_B = static_cast<Element const*>(a.b);
-    cute::get<0>(args.mainloop.dA) = a.lda;
-    if constexpr (Cfg::kBColumnMajor) {
-      cute::get<0>(args.mainloop.dB) = a.ldb;
+    if constexpr (Gemm::kSwapAB) {  // the kernel's A is the op's B (N x K), its B the op's A (K x M)
+      args.problem_shape = {a.n, a.m, a.k, 1};
+      args.mainloop.ptr_A = static_cast<Element const*>(a.b);
+      cute::get<Gemm::kBColumnMajor ? 0 : 1>(args.mainloop.dA) = a.ldb;
+      args.mainloop.ptr_B = static_cast<Element const*>(a.a);
+      cute::get<0>(args.mainloop.dB) = a.lda;
     } else {
-      cute::get<1>(args.mainloop.dB) = a.ldb;
+      args.problem_shape = {a.m, a.n, a.k, 1};
+      args.mainloop.ptr_A = static_cast<Element const*>(a.a);
+      args.mainloop.ptr_B = static_cast<Element const*>(a.b);
+      cute::get<0>(args.mainloop.dA) = a.lda;
+      if constexpr (Cfg::kBColumnMajor) {
+        cute::get<0>(args.mainloop.dB) = a.ldb;
+      } else {
+        cute::get<1>(args.mainloop.dB) = a.ldb;
+      }
     }
     Epilogue::fill(args.epilogue, a, epi);
     args.hw_info = hardware<Kernel>(a.device);

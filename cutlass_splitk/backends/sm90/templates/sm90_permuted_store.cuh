@@ -11,6 +11,11 @@
 //     FusedEpilogue::offset_d, as the other backends and modes do.
 //
 // Which one is chosen per call, on the host (fill): the same kernel serves any B, S and H.
+//
+// Swapped operands (Cfg::kSwapAB): the kernel's tile is the op's N rows by M columns, so a subtile is
+// 128 (or 64) of the op's columns by 16 or 32 of its rows, staged column-major to the kernel (the
+// op's rows contiguous: CUTLASS's MN-major swizzle and transposed stmatrix, what a column-major D
+// takes); it is always stored a vector (8 of the op's columns) at a time.
 #pragma once
 
 #include <cuda.h>
@@ -62,12 +67,25 @@ struct PermutedStore : PlainNodeHost<PermutedStoreArguments<Cfg>> {
   static constexpr int kCols = cute::size<1>(EpilogueTile{});
   static constexpr int kThreads = Cfg::kCooperative ? 256 : 128;  // the threads that run the epilogue
   static constexpr int kRowBytes = kCols * int(sizeof(Element));
-  // The collective's D buffer: rows of 64 bytes, 16-byte chunks swizzled as the TMA's 64-byte
-  // swizzle expects (TmaEpilogueConfig checks that the collective takes this atom).
-  using SmemLayoutAtom = cute::GMMA::Layout_K_SW64_Atom<Element>;
-  static_assert(kRowBytes == 64, "a subtile row is one 64-byte swizzle row (32 16-bit columns)");
+  static constexpr bool kSwap = Cfg::kSwapAB;
+  // D as the collective sees it: row-major, or column-major to a swapped kernel (the op's row-major D).
+  using GmemStride = typename cutlass::platform::conditional<
+      kSwap, cute::Stride<cute::_1, int64_t, int64_t>, cute::Stride<int64_t, cute::_1, int64_t>>::type;
+  // The collective's D buffer, one subtile, built as CollectiveEpilogue builds its SmemLayoutD (the builder's
+  // swizzle atom for D's stride, tiled M-major where D is): unswapped, rows of 64 bytes, 16-byte chunks swizzled
+  // as the TMA's 64-byte swizzle expects (read with swizzled() below); swapped, CUTLASS's MN-major 128-byte
+  // swizzle, read through the layout itself.
+  using SmemLayoutAtom = decltype(cutlass::epilogue::collective::detail::sm90_get_epilogue_smem_swizzle_layout_atom<
+                                  GmemStride, Element, EpilogueTile>());
+  using SmemLayout = decltype(cute::tile_to_shape(
+      SmemLayoutAtom{}, cute::make_shape(cute::Int<kRows>{}, cute::Int<kCols>{}),
+      cute::conditional_t<kSwap, cute::Step<cute::_2, cute::_1>, cute::Step<cute::_1, cute::_2>>{}));
+  static_assert(kSwap || cute::is_same_v<SmemLayoutAtom, cute::GMMA::Layout_K_SW64_Atom<Element>>,
+                "an unswapped subtile row is one 64-byte swizzle row (32 16-bit columns)");
+  static_assert(kSwap || kRowBytes == 64, "an unswapped subtile row is one 64-byte swizzle row (32 16-bit columns)");
+  static_assert(!kSwap || kRows % 8 == 0, "a swapped subtile's columns of the op: whole 16-byte vectors");
   using CopyOpR2S = decltype(cutlass::epilogue::collective::detail::sm90_get_smem_store_op_for_accumulator<
-                             cute::Stride<int64_t, cute::_1, int64_t>, Element, EpilogueTile>());
+                             GmemStride, Element, EpilogueTile>());
 
   struct SharedStorage {};
   using Arguments = PermutedStoreArguments<Cfg>;
@@ -84,7 +102,7 @@ struct PermutedStore : PlainNodeHost<PermutedStoreArguments<Cfg>> {
   // view does not allow it (the subtiles are then stored a vector at a time).
   static bool encode(Arguments& args, CksArgs const& a) {
     typename FusedEpilogue<Cfg>::Params const& p = args.epi;
-    if (p.perm_s % kRows || p.perm_dh % kCols) return false;
+    if (kSwap || p.perm_s % kRows || p.perm_dh % kCols) return false;
     constexpr bool kQkv = Cfg::kPermute == Permute::k20314;
     cuuint64_t const e = sizeof(Element);
     cuuint64_t const dims[5] = {cuuint64_t(p.perm_dh), cuuint64_t(p.perm_s), cuuint64_t(p.perm_h),
@@ -119,7 +137,7 @@ struct PermutedStore : PlainNodeHost<PermutedStoreArguments<Cfg>> {
 
     TiledR2S r2s;
     Params const* params;
-    int row0, col0;  // the tile's first output row and column
+    int row0, col0;  // the tile's first row and column of the kernel's output (swapped: the op's column and row)
     int thread;
     Element* staged = nullptr;  // the D buffer of the subtile reduce staged last
 
@@ -145,6 +163,21 @@ struct PermutedStore : PlainNodeHost<PermutedStoreArguments<Cfg>> {
     CUTLASS_DEVICE void tma_store(int epi_m, int epi_n, int, bool issue_tma_store) {
       typename FusedEpilogue<Cfg>::Params const& p = params->epi;
       int const row = row0 + epi_m * kRows, col = col0 + epi_n * kCols;
+      if constexpr (kSwap) {  // row: the op's column; col: the op's row
+        if (col >= p.m || row >= p.n) return;
+        auto const subtile = cute::make_tensor(cute::make_smem_ptr(staged), SmemLayout{});
+        constexpr int kChunks = kRows / 8;  // 16-byte vectors along the op's row (the kernel's column)
+        CUTLASS_PRAGMA_UNROLL
+        for (int v = thread; v < kCols * kChunks; v += kThreads) {
+          int const c = v / kChunks, r = v % kChunks * 8;
+          int const out_row = col + c, out_col = row + r;
+          if (out_row < p.m && out_col < p.n) {  // N is a multiple of 8: a vector is in or out
+            uint4 const word = *reinterpret_cast<uint4 const*>(&subtile(r, c));
+            *reinterpret_cast<uint4*>(p.d + FusedEpilogue<Cfg>::offset_d(p, out_row, out_col)) = word;
+          }
+        }
+        return;
+      }
       if (row >= p.m || col >= p.n) return;
       if (params->boxed) {
         if (issue_tma_store && thread == 0) {

@@ -139,24 +139,39 @@ struct TmaEpilogueConfig {
   static constexpr bool kBeta = Cfg::kBeta;
   static constexpr bool kE = Cfg::kEOp != EOp::kNone;
   static constexpr bool kPermuted = Cfg::kPermute != Permute::kNone;
-  // CUTLASS's automatic epilogue tile: 128 (cooperative) or 64 (ping-pong) rows by 32 columns.
-  using EpilogueTile = cute::Shape<cute::Int<cute::min(Cfg::kCooperative ? 128 : 64, Cfg::kTileRows)>, cute::_32>;
-  static constexpr int kEpiTiles = Cfg::kTileRows * Cfg::kTileCols / (cute::size<0>(EpilogueTile{}) * 32);
-  static constexpr int kFragment = cute::size<0>(EpilogueTile{}) * 32 / (Cfg::kCooperative ? 256 : 128);
-  using GmemStride = cute::Stride<int64_t, cute::_1, int64_t>;  // C, D and E: row-major
+  // A swapped kernel (Cfg::kSwapAB) computes D^T: its tile is the op's N rows by M columns, C, D and E are
+  // column-major to it (the op's row-major matrices), the op's per-column bias runs along the kernel's rows
+  // (a column broadcast; a per-row one a row broadcast), and a tile N that is not a multiple of 32 (80, 112)
+  // takes 16-column subtiles. A permuted D is stored from the subtiles it stages (sm90_permuted_store.cuh).
+  static constexpr bool kSwap = Cfg::kSwapAB;
+  static constexpr int kKernelRows = cute::size<0>(TileShape{});
+  static constexpr int kKernelCols = cute::size<1>(TileShape{});
+  static constexpr int kEpiCols = kKernelCols % 32 == 0 ? 32 : 16;
+  // CUTLASS's automatic epilogue tile: 128 (cooperative) or 64 (ping-pong) rows by 32 columns (or 16, above).
+  using EpilogueTile = cute::Shape<cute::Int<cute::min(Cfg::kCooperative ? 128 : 64, kKernelRows)>, cute::Int<kEpiCols>>;
+  static constexpr int kEpiTiles = kKernelRows * kKernelCols / (cute::size<0>(EpilogueTile{}) * kEpiCols);
+  static constexpr int kFragment = cute::size<0>(EpilogueTile{}) * kEpiCols / (Cfg::kCooperative ? 256 : 128);
+  using GmemStride = typename cutlass::platform::conditional<
+      kSwap, cute::Stride<cute::_1, int64_t, int64_t>, cute::Stride<int64_t, cute::_1, int64_t>>::type;
+  using GmemLayoutTag = typename cutlass::platform::conditional<kSwap, cutlass::layout::ColumnMajor,
+                                                                cutlass::layout::RowMajor>::type;
   // The builder's buffers for C, D and E: the 64-byte swizzle (PermutedStore reads D's back with it).
   using SmemAtom = decltype(cutlass::epilogue::collective::detail::sm90_get_epilogue_smem_swizzle_layout_atom<
                             GmemStride, Element, EpilogueTile>());
-  static_assert(cute::is_same_v<SmemAtom, cute::GMMA::Layout_K_SW64_Atom<Element>>, "32 16-bit columns: SW64");
+  static_assert(kSwap || cute::is_same_v<SmemAtom, cute::GMMA::Layout_K_SW64_Atom<Element>>, "32 16-bit columns: SW64");
+  static constexpr Bias kKernelBias = !kSwap ? Cfg::kBias
+                                      : Cfg::kBias == Bias::kPerCol ? Bias::kPerRow
+                                      : Cfg::kBias == Bias::kPerRow ? Bias::kPerCol
+                                                                    : Bias::kNone;
 
   using Accumulator = fusion::Sm90AccFetch;
   using Zero = fusion::Sm90ScalarBroadcast<float>;
   using Source = typename cutlass::platform::conditional<kBeta, SourceWhereNeeded<Element>, Zero>::type;
   using BiasNode = typename cutlass::platform::conditional<
-      Cfg::kBias == Bias::kPerCol,
+      kKernelBias == Bias::kPerCol,
       fusion::Sm90RowBroadcast<0, TileShape, Element, float, cute::Stride<cute::_0, cute::_1, int64_t>, 8>,
       typename cutlass::platform::conditional<
-          Cfg::kBias == Bias::kPerRow,
+          kKernelBias == Bias::kPerRow,
           fusion::Sm90ColBroadcast<0, TileShape, Element, float, cute::Stride<cute::_1, cute::_0, int64_t>, 1>,
           Zero>::type>::type;
   using Compute = fusion::Sm90Compute<TmaFused<Cfg::kAct, kBeta, Cfg::kBias != Bias::kNone, Cfg::kEOp>::template Fn,
@@ -185,8 +200,8 @@ struct TmaEpilogueConfig {
     using ElementC = typename cutlass::platform::conditional<kBeta, Element, void>::type;
     using ElementD = typename cutlass::platform::conditional<kPermuted, void, Element>::type;
     using Collective = typename cutlass::epilogue::collective::detail::Sm90TmaBuilderImpl<
-        TileShape, EpilogueTile, float, float, ElementC, cutlass::layout::RowMajor, 8, ElementD,
-        cutlass::layout::RowMajor, 8, Fusion, Policy>::CollectiveOp;
+        TileShape, EpilogueTile, float, float, ElementC, GmemLayoutTag, 8, ElementD,
+        GmemLayoutTag, 8, Fusion, Policy>::CollectiveOp;
     static constexpr bool kFits = sizeof(typename Collective::SharedStorage) <= size_t(kEpilogueSmem<Cfg>);
   };
   // One buffer of each always fits the budget the stage rule priced; the kernel takes two wherever its shared
@@ -229,7 +244,7 @@ struct TmaEpilogueConfig {
       // Without C (beta = 0) the descriptor still needs a tensor: D's, never read (a permuted D is
       // dense, so its first M * N elements as an M x N matrix).
       e.ptr_C = source ? static_cast<Element const*>(a.c) : d;
-      cute::get<0>(e.dC) = source ? a.ldc : (kPermuted ? int64_t(a.n) : a.ldd);
+      cute::get<kSwap ? 1 : 0>(e.dC) = source ? a.ldc : (kPermuted ? int64_t(a.n) : a.ldd);
       node<1>(t).needed = source;
     }
     if constexpr (kPermuted) {
@@ -238,17 +253,17 @@ struct TmaEpilogueConfig {
       e.thread.op_1.boxed = PermutedStore<Cfg, EpilogueTile>::encode(e.thread.op_1, a);
     } else {
       e.ptr_D = d;
-      cute::get<0>(e.dD) = a.ldd;
+      cute::get<kSwap ? 1 : 0>(e.dD) = a.ldd;
     }
     Element const* bias = static_cast<Element const*>(a.bias);
-    if constexpr (Cfg::kBias == Bias::kPerCol) {
+    if constexpr (kKernelBias == Bias::kPerCol) {
       node<2>(t).ptr_row = bias;
-    } else if constexpr (Cfg::kBias == Bias::kPerRow) {
+    } else if constexpr (kKernelBias == Bias::kPerRow) {
       node<2>(t).ptr_col = bias;
     }
     if constexpr (kE) {
       node<3>(t).ptr_aux = static_cast<Element const*>(a.e);
-      cute::get<0>(node<3>(t).dAux) = a.lde;
+      cute::get<kSwap ? 1 : 0>(node<3>(t).dAux) = a.lde;
     }
     TmaScalars& s = node<kE ? 4 : 3>(t);
     s.alpha = a.alpha;
