@@ -102,7 +102,9 @@ REPLAY_PROGRAM = textwrap.dedent(r"""
     #include "cks_replay_cache.cuh"
 
     struct Key { int m; const void* a; };
-    static Key key_of(int m, const void* a) { Key k; std::memset(&k, 0, sizeof k); k.m = m; k.a = a; return k; }
+    // Keys built in place, as the library builds its own: padding zeroed (a Key returned by value
+    // need not carry its padding), then the fields
+    static void fill(Key& k, int m, const void* a) { std::memset(&k, 0, sizeof k); k.m = m; k.a = a; }
 
     int main() {
       cks::ReplayCache<Key, long, 2> cache;
@@ -110,19 +112,21 @@ REPLAY_PROGRAM = textwrap.dedent(r"""
       auto destroy = [&](long e) { destroyed.push_back(e); };
       auto replay = [](long e) { return int(e * 10); };
       int x = 0, y = 0, status = -1;
-      int s1 = int(cache.visit(key_of(1, &x), replay, destroy, &status));
-      int s2 = int(cache.visit(key_of(1, &x), replay, destroy, &status));
+      Key k1x, k1y, k2x, k3x;
+      fill(k1x, 1, &x); fill(k1y, 1, &y); fill(k2x, 2, &x); fill(k3x, 3, &x);
+      int s1 = int(cache.visit(k1x, replay, destroy, &status));
+      int s2 = int(cache.visit(k1x, replay, destroy, &status));
       std::printf("first %d second %d status %d\n", s1, s2, status);
-      std::printf("other pointer %d\n", int(cache.visit(key_of(1, &y), replay, destroy, &status)));
-      std::printf("record replays %d\n", cache.record(key_of(1, &x), 7, replay, destroy));
-      int s3 = int(cache.visit(key_of(1, &x), replay, destroy, &status));
+      std::printf("other pointer %d\n", int(cache.visit(k1y, replay, destroy, &status)));
+      std::printf("record replays %d\n", cache.record(k1x, 7, replay, destroy));
+      int s3 = int(cache.visit(k1x, replay, destroy, &status));
       std::printf("third %d status %d recordings %d\n", s3, status, cache.recordings());
-      std::printf("recorded twice %d\n", cache.record(key_of(1, &x), 8, replay, destroy));  // keeps 7, destroys 8
-      cache.visit(key_of(2, &x), replay, destroy, &status);  // evicts (1, &y), never recorded
-      cache.visit(key_of(3, &x), replay, destroy, &status);  // evicts (1, &x): its recording destroyed
+      std::printf("recorded twice %d\n", cache.record(k1x, 8, replay, destroy));  // keeps 7, destroys 8
+      cache.visit(k2x, replay, destroy, &status);  // evicts (1, &y), never recorded
+      cache.visit(k3x, replay, destroy, &status);  // evicts (1, &x): its recording destroyed
       std::printf("destroyed");
       for (long e : destroyed) std::printf(" %ld", e);
-      std::printf("\nafter eviction %d recordings %d\n", int(cache.visit(key_of(1, &x), replay, destroy, &status)),
+      std::printf("\nafter eviction %d recordings %d\n", int(cache.visit(k1x, replay, destroy, &status)),
                   cache.recordings());
       // threads: every replay runs the key's own recording, never one destroyed before it
       cks::ReplayCache<Key, long, 8> shared;
@@ -142,8 +146,10 @@ REPLAY_PROGRAM = textwrap.dedent(r"""
             return 0;
           };
           int st = 0;
-          if (shared.visit(key_of(key, nullptr), check, destroy_shared, &st) == cks::Sighting::kSecond)
-            shared.record(key_of(key, nullptr), long(key) * 1000000 + next++ % 1000000, check, destroy_shared);
+          Key k;
+          fill(k, key, nullptr);
+          if (shared.visit(k, check, destroy_shared, &st) == cks::Sighting::kSecond)
+            shared.record(k, long(key) * 1000000 + next++ % 1000000, check, destroy_shared);
         }
       });
       for (auto& th : threads) th.join();
