@@ -72,6 +72,7 @@ DOMAINS: Dict[str, Dict[str, Tuple[Any, ...]]] = {
         "schedule": ("auto", "cooperative", "pingpong"),
         "stages": ("auto", 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12),
         "modes": MODES90,
+        "swap_ab": (False, True),  # every mode since session 48: balanced like the others
         "serial_split": SPLITS,
         "parallel_split": SPLITS,
     },
@@ -85,9 +86,9 @@ WILD: Dict[str, Dict[str, Tuple[Any, ...]]] = {
              "cluster": ("4x4", "8x1"), "alignment": (4, 2, 16)},
 }
 WILD_RATE = 0.08
-SWAP_RATE = 0.3  # share of sm90 draws that take swap_ab (every mode since session 48)
 NARROW_TILE_RATE = 0.3  # share of parallel or swapped sm90 draws that take a tile N below
 NARROW_TILE_N = (16, 48, 80, 112)  # unswapped: parallel only; 48, 80, 112: CUTLASS's extended wgmma shapes (session 36)
+BESIDE = {("sm90", "tile_n"): NARROW_TILE_N}  # values drawn outside the balanced domains on purpose (above)
 MAX_ATTEMPTS = 400
 KEEP, HOLD = 3, 60
 
@@ -146,9 +147,11 @@ class Coverage:
         for s in scopes:
             for k, dom in DOMAINS[s].items():
                 cells = " ".join(f"{_fmt(v)}:{self.counts[(s, k, v)]}" for v in dom)
-                extra = " ".join(f"{_fmt(v)}:{n}!" for (s2, k2, v), n in sorted(self.extra.items(), key=str)
-                                 if (s2, k2) == (s, k))
-                lines.append(f"  {s + '.' + k:<20} {cells}" + (f"   outside the domain: {extra}" if extra else ""))
+                extra = sorted(((v, n) for (s2, k2, v), n in self.extra.items() if (s2, k2) == (s, k)), key=str)
+                beside = " ".join(f"{_fmt(v)}:{n}" for v, n in extra if v in BESIDE.get((s, k), ()))
+                wild = " ".join(f"{_fmt(v)}:{n}!" for v, n in extra if v not in BESIDE.get((s, k), ()))
+                lines.append(f"  {s + '.' + k:<20} {cells}" + (f"   drawn beside: {beside}" if beside else "")
+                             + (f"   outside the domain: {wild}" if wild else ""))
         return lines
 
     def to_json(self) -> dict:
@@ -262,11 +265,10 @@ def _draw_sm90(rng: random.Random, want: Dict[str, Any], wild: Optional[Tuple[st
                ) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     dom = DOMAINS["sm90"]
     k: Dict[str, Any] = {}
-    for name in ("tile_m", "tile_n", "tile_k", "cluster", "schedule", "stages", "modes"):
+    for name in ("tile_m", "tile_n", "tile_k", "cluster", "schedule", "stages", "modes", "swap_ab"):
         k[name] = _pick(rng, dom[name], name, want, wild)
-    # Knobs drawn beside the balanced ones: swap_ab (every mode; its in-kernel modes since session 48), and tile N
-    # 16 / 48 / 80 / 112, which an unswapped kernel takes in parallel split-K only (the other modes are pruned).
-    k["swap_ab"] = rng.random() < SWAP_RATE
+    # Drawn beside the balanced knobs: tile N 16 / 48 / 80 / 112, which an unswapped kernel takes in parallel
+    # split-K only (the other modes are pruned).
     if (k["modes"] == "parallel" or k["swap_ab"]) and "tile_n" not in want and rng.random() < NARROW_TILE_RATE:
         k["tile_n"] = rng.choice(NARROW_TILE_N)
     # Serial split factors > 1 and stream-K need the cooperative schedule (tile M >= 128):

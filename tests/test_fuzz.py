@@ -50,6 +50,17 @@ def test_48_draws_cover_every_knob_value(seed, backend):
     assert "op.activation" in table and "leaky_relu:" in table
 
 
+def test_sm90_draws_swap_operands_in_the_in_kernel_modes_too():
+    # swap_ab is legal in every sm90 mode (session 48): the fuzzer builds swapped serial and stream-K kernels,
+    # and the narrow tile widths drawn on purpose are listed apart from the wild values
+    draws, coverage = fuzz_grammar.draw_run(4, 48, "sm90")
+    swapped_modes = {m for d in draws if d.knobs["sm90.swap_ab"] for m in d.knobs["sm90.modes"].split("+")}
+    assert {"serial", "stream_k", "parallel"} <= swapped_modes
+    assert all(v.params.swap_ab == d.knobs["sm90.swap_ab"] for d in draws for op in d.config.ops for v in op.variants)
+    line = next(l for l in coverage.table(("sm90",)) if "sm90.tile_n" in l)
+    assert "drawn beside: " in line and "outside the domain" not in line
+
+
 def test_generator_is_deterministic_per_seed():
     first, _ = fuzz_grammar.draw_run(7, 12)
     again, _ = fuzz_grammar.draw_run(7, 12)
