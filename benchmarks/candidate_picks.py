@@ -1,0 +1,89 @@
+"""Where a candidate config moves the time model's pick (no GPU): for one op, the dispatcher's ranking over the
+variants of a baseline config and of a candidate config on the bench suite, benchmarks/extra_shapes.yaml and any
+swept shapes given; prints every shape whose pick changes, with the model's times, and where a sweep measured both
+picks (`cutlass-splitk bench --sweep --json`), the measured times. A candidate whose new variants are picked only on
+shapes a sweep has measured them on changes nothing unmeasured.
+
+    python3 benchmarks/candidate_picks.py configs/default.yaml benchmarks/default_r70_candidate.yaml \\
+        --op bias_gelu_mul_permute_f16 --sweeps benchmarks/sweep_r70_session49_h100.json --device h100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import yaml
+
+from cutlass_splitk.config import load_config
+from cutlass_splitk.runtime import dispatch, timemodel
+
+HERE = Path(__file__).parent
+DEVICES = {"h100": timemodel.DeviceInfo("H100", 132, 3.0e12, 2.95e12, 9, 0),
+           "h200": timemodel.DeviceInfo.from_properties("NVIDIA H200", 132, 9, 0)}
+
+
+def op_of(path: str, name: str):
+    for op in load_config(path).ops:
+        if op.name == name:
+            return op
+    raise SystemExit(f"{path}: no op {name}")
+
+
+def shapes(sweeps: List[str]) -> List[Tuple[int, int, int]]:
+    out = []
+    for f in ("bench_shapes.yaml", "extra_shapes.yaml"):
+        out += [(s["m"], s["n"], s["k"]) for s in yaml.safe_load(open(HERE / f))["shapes"]]
+    for path in sweeps:
+        for row in json.load(open(path))["rows"]:
+            out.append(tuple(int(x) for x in row["shape"].split("x")))
+    return list(dict.fromkeys(out))
+
+
+def measured(sweeps: List[str]) -> Dict[Tuple[Tuple[int, int, int], str, int], float]:
+    """(shape, variant group without the op's name, split) -> graph us."""
+    got = {}
+    for path in sweeps:
+        for row in json.load(open(path))["rows"]:
+            shape = tuple(int(x) for x in row["shape"].split("x"))
+            for key, us in row.get("extra", {}).items():
+                m = re.match(r"^.*?_((?:serial|parallel|stream_k)_sm\d+_.*)/split(\d+)$", key)
+                if m and isinstance(us, (int, float)):
+                    got[(shape, m.group(1), int(m.group(2)))] = float(us)
+    return got
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("baseline")
+    ap.add_argument("candidate")
+    ap.add_argument("--op", default="bias_gelu_mul_permute_f16")
+    ap.add_argument("--sweeps", nargs="*", default=[])
+    ap.add_argument("--device", choices=sorted(DEVICES), default="h100")
+    args = ap.parse_args()
+    dev = DEVICES[args.device]
+    base, cand = op_of(args.baseline, args.op), op_of(args.candidate, args.op)
+    spec = cand.epilogue
+    kw = dict(archs=tuple(cand.archs), tma_epilogue=spec.tma_in_kernel, activation=spec.transcendental)
+    new = {v.name for v in cand.variants} - {v.name for v in base.variants}
+    times = measured(args.sweeps)
+    moved = 0
+    for m, n, k in shapes(args.sweeps):
+        a = dispatch.rank(base.variants, m, n, k, dev, **kw)[0]
+        b = dispatch.rank(cand.variants, m, n, k, dev, **kw)[0]
+        if (a.variant.name, a.split) == (b.variant.name, b.split):
+            continue
+        moved += 1
+        strip = lambda c: c.variant.name[len(args.op) + 1:]
+        ta, tb = times.get(((m, n, k), strip(a), a.split)), times.get(((m, n, k), strip(b), b.split))
+        meas = f"measured {ta:.1f} -> {tb:.1f} us ({tb / ta:.2f}x)" if ta and tb else "not measured"
+        print(f"{m}x{n}x{k}: {strip(a)}/{a.split} -> {strip(b)}/{b.split}"
+              f"{' (new)' if b.variant.name in new else ''}; {meas}")
+    print(f"{moved} shapes of {len(shapes(args.sweeps))} change pick; new variants: {len(new)}")
+
+
+if __name__ == "__main__":
+    main()
