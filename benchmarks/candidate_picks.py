@@ -11,19 +11,17 @@ shapes a sweep has measured them on changes nothing unmeasured.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import yaml
 
 from cutlass_splitk.config import load_config
-from cutlass_splitk.runtime import dispatch, timemodel
+from cutlass_splitk.runtime import dispatch
+
+from fit_model import DEVICES, group_key, load  # the refit's device models, variant names and sweep reader
 
 HERE = Path(__file__).parent
-DEVICES = {"h100": timemodel.DeviceInfo("H100", 132, 3.0e12, 2.95e12, 9, 0),
-           "h200": timemodel.DeviceInfo.from_properties("NVIDIA H200", 132, 9, 0)}
 
 
 def op_of(path: str, name: str):
@@ -37,23 +35,14 @@ def shapes(sweeps: List[str]) -> List[Tuple[int, int, int]]:
     out = []
     for f in ("bench_shapes.yaml", "extra_shapes.yaml"):
         out += [(s["m"], s["n"], s["k"]) for s in yaml.safe_load(open(HERE / f))["shapes"]]
-    for path in sweeps:
-        for row in json.load(open(path))["rows"]:
-            out.append(tuple(int(x) for x in row["shape"].split("x")))
+    out += [mnk for mnk, _, _ in load(sweeps)]
     return list(dict.fromkeys(out))
 
 
 def measured(sweeps: List[str]) -> Dict[Tuple[Tuple[int, int, int], str, int], float]:
-    """(shape, variant group without the op's name, split) -> graph us."""
-    got = {}
-    for path in sweeps:
-        for row in json.load(open(path))["rows"]:
-            shape = tuple(int(x) for x in row["shape"].split("x"))
-            for key, us in row.get("extra", {}).items():
-                m = re.match(r"^.*?_((?:serial|parallel|stream_k)_sm\d+_.*)/split(\d+)$", key)
-                if m and isinstance(us, (int, float)):
-                    got[(shape, m.group(1), int(m.group(2)))] = float(us)
-    return got
+    """(shape, variant without the op's name, split) -> graph us (a later sweep's time of a pair wins): a sweep of
+    another op with the same grids (an exploration's) counts."""
+    return {(mnk, group_key(name), split): us for mnk, _, times in load(sweeps) for (name, split), us in times.items()}
 
 
 def main() -> None:
@@ -77,7 +66,7 @@ def main() -> None:
         if (a.variant.name, a.split) == (b.variant.name, b.split):
             continue
         moved += 1
-        strip = lambda c: c.variant.name[len(args.op) + 1:]
+        strip = lambda c: group_key(c.variant.name)
         ta, tb = times.get(((m, n, k), strip(a), a.split)), times.get(((m, n, k), strip(b), b.split))
         meas = f"measured {ta:.1f} -> {tb:.1f} us ({tb / ta:.2f}x)" if ta and tb else "not measured"
         print(f"{m}x{n}x{k}: {strip(a)}/{a.split} -> {strip(b)}/{b.split}"

@@ -42,7 +42,7 @@ def test_a_moved_pick_is_reported_with_both_swept_times(tmp_path, monkeypatch, c
     (old, old_split), (new, new_split) = picks(DEFAULT), picks(CANDIDATE)
     assert (old, old_split) != (new, new_split)  # the candidate's swapped in-kernel tile takes this shape
     sweep = tmp_path / "sweep.json"
-    row = {"shape": "x".join(map(str, SHAPE)), "extra": {f"{OP}_{old}/split{old_split}": 15.0,
+    row = {"shape": "x".join(map(str, SHAPE)), "dtype": "f16", "m": SHAPE[0], "n": SHAPE[1], "k": SHAPE[2], "extra": {f"{OP}_{old}/split{old_split}": 15.0,
                                                          f"{OP}_{new}/split{new_split}": 10.0}}
     sweep.write_text(json.dumps({"rows": [row]}))
     out = run(monkeypatch, capsys, DEFAULT, CANDIDATE, "--sweeps", str(sweep))
