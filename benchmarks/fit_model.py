@@ -63,6 +63,16 @@ def variant(name: str, splits: Tuple[int, ...] = ()) -> KernelVariant:
                          Sm80Params(tuple(n[3:6]), tuple(n[6:9]), n[9], n[11]), splits)
 
 
+def row_times(row: dict) -> Dict[Tuple[str, int], float]:
+    """(variant, split) -> graph us of one row of `cutlass-splitk bench --sweep --json` (its "NAME/splitS" entries)."""
+    times = {}
+    for key, us in row["extra"].items():
+        if "/split" in key:
+            name, split = key.rsplit("/split", 1)
+            times[(name, int(split))] = us
+    return times
+
+
 def load(paths: List[str]) -> List[Tuple[Tuple[int, int, int], str, Dict[Tuple[str, int], float]]]:
     shapes = []
     for path in paths:
@@ -75,11 +85,7 @@ def load(paths: List[str]) -> List[Tuple[Tuple[int, int, int], str, Dict[Tuple[s
                        for mnk, times in by_shape.items()]
             continue
         for row in data["rows"]:
-            times = {}
-            for key, us in row["extra"].items():
-                if "/split" in key:
-                    name, split = key.rsplit("/split", 1)
-                    times[(name, int(split))] = us
+            times = row_times(row)
             if times:
                 shapes.append(((row["m"], row["n"], row["k"]), row["shape"] + " " + row["dtype"], times))
     return shapes

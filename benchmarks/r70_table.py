@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from typing import Dict, List, Tuple
+
+from fit_model import group_key, row_times  # the refit's sweep reader and variant names
 
 ANCHORS = ("serial_sm90_t128x64x64_c1x1_coop_sauto_a8", "serial_sm90_t128x128x64_c2x1_coop_sauto_a8")
 
 
 def candidates(row: dict) -> Dict[str, float]:
-    """{'<variant without the op's name>/split<S>': graph us} of one swept row."""
-    out = {}
-    for key, us in row.get("extra", {}).items():
-        m = re.match(r"^.*?_((?:serial|parallel|stream_k)_sm\d+_.*)/split(\d+)$", key)
-        if m and isinstance(us, (int, float)):
-            out[f"{m.group(1)}/{m.group(2)}"] = float(us)
-    return out
+    """{'<variant without the op's name>/<split>': graph us} of one swept row (fit_model's reader and names)."""
+    return {f"{group_key(name)}/{split}": float(us) for (name, split), us in row_times(row).items()}
 
 
 def rows(paths: List[str]) -> Dict[str, dict]:
@@ -53,7 +49,7 @@ def main() -> None:
         now = candidates(row)
         swapped = best(now, lambda k: "_swab" in k and not k.startswith("parallel"))
         then = candidates(old[shape]) if shape in old else {}
-        shipped = best(then, lambda k: True)
+        shipped = best(then, lambda k: k.split("_", 2)[1] == "sm90")  # the sweeps' sm80 kernels ran through PTX JIT
         drift = [now[a + "/1"] / then[a + "/1"] for a in ANCHORS if a + "/1" in now and a + "/1" in then]
         scale = sum(drift) / len(drift) if drift else float("nan")
         ratio = swapped[1] / (shipped[1] * scale) if then and drift else float("nan")
