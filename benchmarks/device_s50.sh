@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Session 50's device calls (issue 12): the GPU check of the sm90 templates' shared operand mapping
-# (sm90_launch.cuh's set_operands, used by the in-kernel modes and the partial GEMM) and D's one stride alias,
-# by phase (logs under $OUT): device_lib.sh's common phases (build, ops, rest, bench, fuzz: seed 20265001 unless
-# $SEED), and
+# Session 50's device calls (issue 12), not run (no device machine started): the GPU check of branch
+# sm90-set-operands (the sm90 templates' one operand mapping, sm90_launch.cuh's set_operands, for the in-kernel modes
+# and the partial GEMM, and D's one stride alias; run from a checkout of that branch), by phase (logs under $OUT):
+# device_lib.sh's common phases (build, ops, rest, bench, fuzz: seed 20265001 unless $SEED), and
 #   lean     build/default and build/epilogues with a few ops each, side by side (both layouts, both dtypes, E, both
 #            permutes, row and column bias, swapped in-kernel groups): when device time is short
 #   held70   bench --sweep of the shipped chain op on twelve short-K shapes no sweep has seen (the heuristic held
