@@ -31,18 +31,19 @@ def op_of(path: str, name: str):
     raise SystemExit(f"{path}: no op {name}")
 
 
-def shapes(sweeps: List[str]) -> List[Tuple[int, int, int]]:
+def shapes(swept) -> List[Tuple[int, int, int]]:
+    """The bench suite's shapes, extra_shapes.yaml's and those of ``swept`` (fit_model.load's records), each once."""
     out = []
     for f in ("bench_shapes.yaml", "extra_shapes.yaml"):
         out += [(s["m"], s["n"], s["k"]) for s in yaml.safe_load(open(HERE / f))["shapes"]]
-    out += [mnk for mnk, _, _ in load(sweeps)]
+    out += [mnk for mnk, _, _ in swept]
     return list(dict.fromkeys(out))
 
 
-def measured(sweeps: List[str]) -> Dict[Tuple[Tuple[int, int, int], str, int], float]:
-    """(shape, variant without the op's name, split) -> graph us (a later sweep's time of a pair wins): a sweep of
-    another op with the same grids (an exploration's) counts."""
-    return {(mnk, group_key(name), split): us for mnk, _, times in load(sweeps) for (name, split), us in times.items()}
+def measured(swept) -> Dict[Tuple[Tuple[int, int, int], str, int], float]:
+    """(shape, variant without the op's name, split) -> graph us of ``swept`` (fit_model.load's records; a later
+    sweep's time of a pair wins): a sweep of another op with the same grids (an exploration's) counts."""
+    return {(mnk, group_key(name), split): us for mnk, _, times in swept for (name, split), us in times.items()}
 
 
 def main() -> None:
@@ -58,9 +59,10 @@ def main() -> None:
     spec = cand.epilogue
     kw = dict(archs=tuple(cand.archs), tma_epilogue=spec.tma_in_kernel, activation=spec.transcendental)
     new = {v.name for v in cand.variants} - {v.name for v in base.variants}
-    times = measured(args.sweeps)
+    swept = load(args.sweeps)
+    times, every = measured(swept), shapes(swept)
     moved = 0
-    for m, n, k in shapes(args.sweeps):
+    for m, n, k in every:
         a = dispatch.rank(base.variants, m, n, k, dev, **kw)[0]
         b = dispatch.rank(cand.variants, m, n, k, dev, **kw)[0]
         if (a.variant.name, a.split) == (b.variant.name, b.split):
@@ -71,7 +73,7 @@ def main() -> None:
         meas = f"measured {ta:.1f} -> {tb:.1f} us ({tb / ta:.2f}x)" if ta and tb else "not measured"
         print(f"{m}x{n}x{k}: {strip(a)}/{a.split} -> {strip(b)}/{b.split}"
               f"{' (new)' if b.variant.name in new else ''}; {meas}")
-    print(f"{moved} shapes of {len(shapes(args.sweeps))} change pick; new variants: {len(new)}")
+    print(f"{moved} shapes of {len(every)} change pick; new variants: {len(new)}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # Shared by the device scripts: sourcing it sets up the run (strict mode, the package and the
 # carried CUTLASS headers on the paths, $out = $OUT or device-logs, the clock, the GPU's name in
-# the log), sets the shared shape lists (skinny15, diverse) and defines gpu_tests LOG PYTEST-ARGS...,
+# the log), sets the shared shape lists (skinny15, diverse, held70) and defines gpu_tests LOG PYTEST-ARGS...,
 # which runs the GPU tests given, logs to
 # $out/LOG.log and prints the summary and the failures, ab (below), variant_ab.py over several
 # builds in turn, sweep (below), a bench sweep of one op, persweep (below), the same one process per shape, pairsweep (below), persweep beside the shipped grid, coalescer (below), the GPC order's ncu counts,
@@ -17,6 +17,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 skinny15=(192,1024,32768 256,512,49152 384,384,24576 640,640,20480 256,256,65536 512,512,32768 48,8192,8192
           512,256,131072 1024,1024,16384 384,768,16384 640,1024,12288 896,896,16384 320,1280,16384 768,768,12288
           128,1536,32768)
+# Session 49's twelve short-K shapes no sweep had seen (held70: the swapped in-kernel tiles' M and K, held out)
+held70=(144,4096,1024 176,6144,1024 224,5120,2048 112,8192,1024 240,3584,1024 96,5120,2048 136,11008,1024
+        208,4096,1536 184,2560,2048 72,8192,1024 288,4096,1024 152,14336,2048)
 diverse=(16384,128,4096 65536,256,1024 8,4096,4096 1,8192,28672 32,28672,4096 2048,2048,2048 2048,2048,8192
          3072,3072,3072 1536,1536,1536 4096,4096,256 8192,1024,512 1000,3000,5000 777,1112,2224 2500,2500,800
          100,10000,3000 64,64,131072 96,96,65536 2048,256,32768 256,2048,32768 4096,1024,4096)

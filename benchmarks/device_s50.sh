@@ -10,8 +10,6 @@
 # Carry .cutlass_slim (CUTLASS_PATH=$PWD/.cutlass_slim): e.g. `bash benchmarks/device_s50.sh build ops`.
 source benchmarks/device_lib.sh  # the run's setup, common_phase
 fuzz_seed=20265001
-held70=(144,4096,1024 176,6144,1024 224,5120,2048 112,8192,1024 240,3584,1024 96,5120,2048 136,11008,1024
-        208,4096,1536 184,2560,2048 72,8192,1024 288,4096,1024 152,14336,2048)
 for phase in "$@"; do
   case $phase in
     lean) python3 -m cutlass_splitk.cli build configs/default.yaml -o build/default --slowest 4 \

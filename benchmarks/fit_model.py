@@ -126,6 +126,11 @@ def group_key(name: str) -> str:
     return name[m.start() + 1:]
 
 
+def backend_of(key: str) -> str:
+    """The backend of a variant name or group key: ``sm90`` or ``sm80``."""
+    return "sm90" if SM90.search("_" + key) else "sm80"
+
+
 def offered_splits(config: str) -> set:
     """(group key, split) of every variant the config's ops build, at the splits its grids list."""
     from cutlass_splitk.config import load_config

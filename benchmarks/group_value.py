@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Dict, List, Sequence, Tuple
 
-from fit_model import group_key, load, offered_splits  # the refit's sweep reader, variant names, split lists
+from fit_model import backend_of, group_key, load, offered_splits, restrict  # the refit's reader, names, split lists
 
 Pair = Tuple[str, int]  # (group key, split)
 
@@ -21,19 +21,10 @@ Pair = Tuple[str, int]  # (group key, split)
 def rows(sweeps: Sequence[str], offered: set) -> List[Tuple[Tuple[int, int, int], str, Dict[Pair, float]]]:
     """Every swept row with the offered (group key, split) pairs it timed: [(m, n, k), label, {pair: us}]."""
     out = []
-    for mnk, label, times in load(list(sweeps)):
-        kept: Dict[Pair, float] = {}
-        for (name, split), us in times.items():
-            pair = (group_key(name), split)
-            if pair in offered:
-                kept[pair] = min(us, kept.get(pair, us))
-        if kept:
-            out.append((mnk, label, kept))
+    for mnk, label, times in restrict(load(list(sweeps)), offered):
+        if times:
+            out.append((mnk, label, {(group_key(name), split): us for (name, split), us in times.items()}))
     return out
-
-
-def backend(group: str) -> str:
-    return "sm90" if group.split("_", 2)[1] == "sm90" else "sm80"
 
 
 def complete(table, offered: set, share: float):
@@ -41,12 +32,12 @@ def complete(table, offered: set, share: float):
     timed a few anchors beside its own tiles does not say whether a group of the config is redundant."""
     groups: Dict[str, set] = {}
     for g, _ in offered:
-        groups.setdefault(backend(g), set()).add(g)
+        groups.setdefault(backend_of(g), set()).add(g)
     out = []
     for row in table:
         timed: Dict[str, set] = {}
         for g, _ in row[2]:
-            timed.setdefault(backend(g), set()).add(g)
+            timed.setdefault(backend_of(g), set()).add(g)
         if all(len(gs) >= share * len(groups[b]) for b, gs in timed.items()):
             out.append(row)
     return out
@@ -58,7 +49,7 @@ def only_best(table, group: str) -> List[Tuple[float, Tuple[int, int, int]]]:
     out = []
     for mnk, _, times in table:
         mine = [us for (g, _), us in times.items() if g == group]
-        rest = [us for (g, _), us in times.items() if g != group and backend(g) == backend(group)]
+        rest = [us for (g, _), us in times.items() if g != group and backend_of(g) == backend_of(group)]
         if mine and rest and min(rest) > min(mine):
             out.append((min(rest) / min(mine), mnk))
     return sorted(out, reverse=True)
@@ -70,7 +61,7 @@ def sm80_wins(table) -> List[Tuple[float, Tuple[int, int, int], Pair, float, Pai
     for mnk, _, times in table:
         best = {}
         for pair, us in times.items():
-            b = backend(pair[0])
+            b = backend_of(pair[0])
             if b not in best or us < best[b][1]:
                 best[b] = (pair, us)
         if len(best) == 2 and best["sm80"][1] < best["sm90"][1]:

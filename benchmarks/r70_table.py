@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import Dict, List, Tuple
 
-from fit_model import group_key, row_times  # the refit's sweep reader and variant names
+from fit_model import backend_of, group_key, row_times  # the refit's sweep reader and variant names
 
 ANCHORS = ("serial_sm90_t128x64x64_c1x1_coop_sauto_a8", "serial_sm90_t128x128x64_c2x1_coop_sauto_a8")
 
@@ -49,7 +49,7 @@ def main() -> None:
         now = candidates(row)
         swapped = best(now, lambda k: "_swab" in k and not k.startswith("parallel"))
         then = candidates(old[shape]) if shape in old else {}
-        shipped = best(then, lambda k: k.split("_", 2)[1] == "sm90")  # the sweeps' sm80 kernels ran through PTX JIT
+        shipped = best(then, lambda k: backend_of(k.rsplit("/", 1)[0]) == "sm90")  # the sweeps' sm80 kernels ran through PTX JIT
         drift = [now[a + "/1"] / then[a + "/1"] for a in ANCHORS if a + "/1" in now and a + "/1" in then]
         scale = sum(drift) / len(drift) if drift else float("nan")
         ratio = swapped[1] / (shipped[1] * scale) if then and drift else float("nan")

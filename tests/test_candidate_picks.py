@@ -29,7 +29,7 @@ def picks(path):
     op = candidate_picks.op_of(path, OP)
     kw = dict(archs=tuple(op.archs), tma_epilogue=op.epilogue.tma_in_kernel, activation=op.epilogue.transcendental)
     c = dispatch.rank(op.variants, *SHAPE, candidate_picks.DEVICES["h100"], **kw)[0]
-    return c.variant.name[len(OP) + 1:], c.split
+    return candidate_picks.group_key(c.variant.name), c.split
 
 
 def test_a_grid_against_itself_moves_nothing(monkeypatch, capsys):
