@@ -81,26 +81,9 @@ struct SplitKGemm {
   static_assert(Kernel::SharedStorageSize <= kSmemLimit, "more shared memory than one sm_90 block can have");
 
   static typename Kernel::Arguments arguments(CksArgs const& a, typename FusedEpilogue<Cfg>::Params const& epi) {
-    using Element = typename Cfg::Element;
     typename Kernel::Arguments args;
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    if constexpr (Gemm::kSwapAB) {  // the kernel's A is the op's B (N x K), its B the op's A (K x M)
-      args.problem_shape = {a.n, a.m, a.k, 1};
-      args.mainloop.ptr_A = static_cast<Element const*>(a.b);
-      cute::get<Gemm::kBColumnMajor ? 0 : 1>(args.mainloop.dA) = a.ldb;
-      args.mainloop.ptr_B = static_cast<Element const*>(a.a);
-      cute::get<0>(args.mainloop.dB) = a.lda;
-    } else {
-      args.problem_shape = {a.m, a.n, a.k, 1};
-      args.mainloop.ptr_A = static_cast<Element const*>(a.a);
-      args.mainloop.ptr_B = static_cast<Element const*>(a.b);
-      cute::get<0>(args.mainloop.dA) = a.lda;
-      if constexpr (Cfg::kBColumnMajor) {
-        cute::get<0>(args.mainloop.dB) = a.ldb;
-      } else {
-        cute::get<1>(args.mainloop.dB) = a.ldb;
-      }
-    }
+    set_operands<Gemm>(args, a, a.k, 1, 0, 0);
     Epilogue::fill(args.epilogue, a, epi);
     args.hw_info = hardware<Kernel>(a.device);
     if constexpr (kStreamKScheduler) {

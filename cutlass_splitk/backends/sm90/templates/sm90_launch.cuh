@@ -73,6 +73,36 @@ cutlass::KernelHardwareInfo hardware(int device) {
   return info;
 }
 
+// The op's operands as a kernel's main loop takes them: `args`'s problem shape and main-loop pointers and
+// strides. The op's A is M x K row-major, its B N x K column-major or K x N row-major; a swapped kernel
+// (Gemm::kSwapAB) computes D^T = B^T A^T, its A the op's B (N x K), its B the op's A (K x M). Batch l of
+// the kernel's problem (M, N, k, batches) starts a_batch / b_batch elements into the op's A / B (the
+// partial GEMM's K slices; the in-kernel modes run one batch of all of K, strides 0).
+template <class Gemm, class Arguments>
+void set_operands(Arguments& args, CksArgs const& a, int k, int batches, int64_t a_batch, int64_t b_batch) {
+  using Element = typename Gemm::Element;
+  Element const* const pa = static_cast<Element const*>(a.a);
+  Element const* const pb = static_cast<Element const*>(a.b);
+  constexpr int kLdb = Gemm::kBColumnMajor ? 0 : 1;  // the mode of the op's B that ldb strides
+  if constexpr (Gemm::kSwapAB) {
+    args.problem_shape = {a.n, a.m, k, batches};
+    args.mainloop.ptr_A = pb;
+    cute::get<kLdb>(args.mainloop.dA) = a.ldb;
+    cute::get<2>(args.mainloop.dA) = b_batch;
+    args.mainloop.ptr_B = pa;
+    cute::get<0>(args.mainloop.dB) = a.lda;
+    cute::get<2>(args.mainloop.dB) = a_batch;
+  } else {
+    args.problem_shape = {a.m, a.n, k, batches};
+    args.mainloop.ptr_A = pa;
+    cute::get<0>(args.mainloop.dA) = a.lda;
+    cute::get<2>(args.mainloop.dA) = a_batch;
+    args.mainloop.ptr_B = pb;
+    cute::get<kLdb>(args.mainloop.dB) = a.ldb;
+    cute::get<2>(args.mainloop.dB) = b_batch;
+  }
+}
+
 // The device's L2 size in bytes (0 where the query fails).
 inline int64_t l2_bytes(int device) { return device_attribute<cudaDevAttrL2CacheSize>(device); }
 

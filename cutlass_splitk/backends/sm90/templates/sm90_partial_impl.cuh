@@ -92,29 +92,10 @@ int PartialGemm<Gemm>::launch(CksArgs const& a, int k, int batches, float* parti
   int64_t const ld = partial_ld(a.n);
   typename Kernel::Arguments args;
   args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
-  Element const* const pa = static_cast<Element const*>(a.a);
-  Element const* const pb = static_cast<Element const*>(a.b);
   // The batch strides (the next K slice) satisfy can_implement; the descriptors span all of K instead.
-  int64_t const b_batch = Gemm::kBColumnMajor ? int64_t(k) : int64_t(k) * a.ldb;
-  if constexpr (Gemm::kSwapAB) {  // the kernel's A is the op's B (N x K), its B the op's A (K x M)
-    args.problem_shape = {a.n, a.m, k, batches};
-    args.mainloop.ptr_A = pb;
-    cute::get<Gemm::kBColumnMajor ? 0 : 1>(args.mainloop.dA) = a.ldb;
-    cute::get<2>(args.mainloop.dA) = b_batch;
-    args.mainloop.ptr_B = pa;
-    cute::get<0>(args.mainloop.dB) = a.lda;
-    cute::get<2>(args.mainloop.dB) = k;
-    cute::get<1>(args.epilogue.dD) = ld;  // column-major N x M: the op's row-major partial
-  } else {
-    args.problem_shape = {a.m, a.n, k, batches};
-    args.mainloop.ptr_A = pa;
-    cute::get<0>(args.mainloop.dA) = a.lda;
-    cute::get<2>(args.mainloop.dA) = k;
-    args.mainloop.ptr_B = pb;
-    cute::get<Gemm::kBColumnMajor ? 0 : 1>(args.mainloop.dB) = a.ldb;
-    cute::get<2>(args.mainloop.dB) = b_batch;
-    cute::get<0>(args.epilogue.dD) = ld;
-  }
+  set_operands<Gemm>(args, a, k, batches, k, Gemm::kBColumnMajor ? int64_t(k) : int64_t(k) * a.ldb);
+  // D: the op's row-major partial (M x ld per slice), column-major N x M to a swapped kernel.
+  cute::get<Gemm::kSwapAB ? 1 : 0>(args.epilogue.dD) = ld;
   args.epilogue.thread.alpha = 1.f;
   args.epilogue.thread.beta = 0.f;
   args.epilogue.ptr_C = nullptr;

@@ -30,6 +30,12 @@
 namespace cks {
 namespace sm90 {
 
+// The op's row-major C, D and E as an epilogue's collective sees them: row-major, or column-major to a
+// swapped kernel (kSwap: it computes D^T).
+template <bool kSwap>
+using GmemStrideOf = typename cutlass::platform::conditional<kSwap, cute::Stride<cute::_1, int64_t, int64_t>,
+                                                             cute::Stride<int64_t, cute::_1, int64_t>>::type;
+
 // The host side of a visitor node whose parameters are its arguments and which needs no workspace.
 template <class Arguments>
 struct PlainNodeHost {
@@ -68,9 +74,7 @@ struct PermutedStore : PlainNodeHost<PermutedStoreArguments<Cfg>> {
   static constexpr int kThreads = Cfg::kCooperative ? 256 : 128;  // the threads that run the epilogue
   static constexpr int kRowBytes = kCols * int(sizeof(Element));
   static constexpr bool kSwap = Cfg::kSwapAB;
-  // D as the collective sees it: row-major, or column-major to a swapped kernel (the op's row-major D).
-  using GmemStride = typename cutlass::platform::conditional<
-      kSwap, cute::Stride<cute::_1, int64_t, int64_t>, cute::Stride<int64_t, cute::_1, int64_t>>::type;
+  using GmemStride = GmemStrideOf<kSwap>;  // D as the collective sees it
   // The collective's D buffer, one subtile, built as CollectiveEpilogue builds its SmemLayoutD (the builder's
   // swizzle atom for D's stride, tiled M-major where D is): unswapped, rows of 64 bytes, 16-byte chunks swizzled
   // as the TMA's 64-byte swizzle expects (read with swizzled() below); swapped, CUTLASS's MN-major 128-byte

@@ -151,8 +151,7 @@ struct TmaEpilogueConfig {
   using EpilogueTile = cute::Shape<cute::Int<cute::min(Cfg::kCooperative ? 128 : 64, kKernelRows)>, cute::Int<kEpiCols>>;
   static constexpr int kEpiTiles = kKernelRows * kKernelCols / (cute::size<0>(EpilogueTile{}) * kEpiCols);
   static constexpr int kFragment = cute::size<0>(EpilogueTile{}) * kEpiCols / (Cfg::kCooperative ? 256 : 128);
-  using GmemStride = typename cutlass::platform::conditional<
-      kSwap, cute::Stride<cute::_1, int64_t, int64_t>, cute::Stride<int64_t, cute::_1, int64_t>>::type;
+  using GmemStride = GmemStrideOf<kSwap>;
   using GmemLayoutTag = typename cutlass::platform::conditional<kSwap, cutlass::layout::ColumnMajor,
                                                                 cutlass::layout::RowMajor>::type;
   // The builder's buffers for C, D and E: the 64-byte swizzle (PermutedStore reads D's back with it).
