@@ -18,7 +18,7 @@ for phase in "$@"; do
             --op leaky_add_permute_f16 --op sigmoid_qkv_bf16 --op nn_bias_silu_bf16 --op relu_rowbias_add_f16 \
             > "$out/build_epilogues.txt" 2>&1
           echo "build epilogues rc=$?"; wait $!; echo "build default rc=$?"
-          tail -6 "$out/build_default.txt" "$out/build_epilogues.txt" ;;
+          tail -n 6 "$out/build_default.txt" "$out/build_epilogues.txt" ;;
     held70) persweep held70 default bias_gelu_mul_permute_f16 60 "${held70[@]}" ;;
     build|ops|rest|bench|benchx|multi|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
