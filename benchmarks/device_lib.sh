@@ -103,7 +103,9 @@ coalescer() {
   done
 }
 # common_phase PHASE: the phases the session scripts share, logs and JSON under $out: build (build/default and
-# build/epilogues, or the configs in $CONFIGS_TO_BUILD, from this checkout, the slowest units in the log), ops (the GPU op
+# build/epilogues, or the configs in $CONFIGS_TO_BUILD, from this checkout, the slowest units in the log), lean
+# (build/default and build/epilogues with a few ops each, side by side: both layouts, both dtypes, E, both permutes,
+# row and column bias, swapped in-kernel groups; for when device time is short), ops (the GPU op
 # tests and hostile inputs), rest (the rest of the GPU suite), bench (the suite's bench, chain op, f16
 # and bf16; SWEEP=1: every candidate swept; COMPILE=1: with the torch.compile column; REPEAT: rounds, default 2), benchx (f16 on
 # benchmarks/extra_shapes.yaml, every candidate swept), multi (the GPU tests that need two GPUs, and the GPC order's,
@@ -111,6 +113,13 @@ coalescer() {
 # script's $fuzz_seed; .cutlass carried). Returns 1 for any other phase.
 common_phase() {
   case $1 in
+    lean) python3 -m cutlass_splitk.cli build configs/default.yaml -o build/default --slowest 4 \
+            --op bias_gelu_mul_permute_f16 --op linear_f16 --op qkv_bf16 > "$out/build_default.txt" 2>&1 &
+          python3 -m cutlass_splitk.cli build configs/epilogues.yaml -o build/epilogues --slowest 4 \
+            --op leaky_add_permute_f16 --op sigmoid_qkv_bf16 --op nn_bias_silu_bf16 --op relu_rowbias_add_f16 \
+            > "$out/build_epilogues.txt" 2>&1
+          echo "build epilogues rc=$?"; wait $!; echo "build default rc=$?"
+          tail -n 6 "$out/build_default.txt" "$out/build_epilogues.txt" ;;
     build) for c in ${CONFIGS_TO_BUILD:-default epilogues}; do
              python3 -m cutlass_splitk.cli build configs/$c.yaml -o build/$c --slowest 8 > "$out/build_$c.txt" 2>&1
              echo "build $c rc=$?"; tail -10 "$out/build_$c.txt"

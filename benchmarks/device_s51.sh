@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Session 51's device calls (issue 12), by phase (logs under $OUT): device_lib.sh's common phases, and
-#   lean     device_s50.sh's lean build (a few ops of build/default and build/epilogues side by side)
+# Session 51's device calls (issue 12), by phase (logs under $OUT): device_lib.sh's common phases (lean among them), and
 #   jit      the first call of each sm80 serial variant of the chain op on this (sm_90) GPU with a cold JIT cache
 #            (benchmarks/jit_probe.py): what the driver's PTX JIT costs a pick of an sm80 variant
 #   held80   bench --sweep of the chain op (both backends' candidates) on twelve shapes of M <= 96 and K <= 4096 that
@@ -19,7 +18,6 @@ held80=(8,4096,2048 16,5120,1024 24,11008,2048 32,8192,1024 40,6144,3072 48,4096
         72,5120,4096 80,11008,1536 88,8192,2560 96,6144,1024)
 for phase in "$@"; do
   case $phase in
-    lean) bash benchmarks/device_s50.sh lean ;;
     jit) CUDA_CACHE_DISABLE=1 python3 benchmarks/jit_probe.py build/default bias_gelu_mul_permute_f16 32 11008 1024 \
            2>&1 | tee "$out/jit.txt" ;;
     held80) persweep held80 default bias_gelu_mul_permute_f16 60 "${held80[@]}" ;;
@@ -27,7 +25,7 @@ for phase in "$@"; do
               --op bias_gelu_mul_permute_f16 --op linear_f16 --op qkv_bf16 > "$out/build_default.txt" 2>&1
             echo "build default rc=$?"; tail -n 8 "$out/build_default.txt" ;;
     held80w) persweep held80w default bias_gelu_mul_permute_f16 60 "${held80[@]}" ;;
-    build|ops|rest|bench|benchx|multi|fuzz) common_phase "$phase" ;;
+    build|lean|ops|rest|bench|benchx|multi|fuzz) common_phase "$phase" ;;
     *) echo "unknown phase $phase" ;;
   esac
   echo "$phase done at ${SECONDS}s"

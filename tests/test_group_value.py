@@ -9,7 +9,7 @@ from cks_testutil import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import group_value  # noqa: E402
-from fit_model import group_key, offered_splits  # noqa: E402
+from fit_model import backend_of, group_key, offered_splits  # noqa: E402
 
 OP = "bias_gelu_mul_permute_f16"
 DEFAULT = str(ROOT / "configs" / "default.yaml")
@@ -30,7 +30,8 @@ def sweep(tmp_path, rows):
 
 def every_sm90_group(us):
     """Every offered sm90 (group, split) of the chain op in default.yaml, at ``us``."""
-    return {(g, s): us for g, s in offered_splits(DEFAULT) if "_sm90_" in f"_{g}" and g != "serial_sm90_t128x128x64_c2x1_pp_sauto_a8"}
+    return {(g, s): us for g, s in offered_splits(DEFAULT)
+            if backend_of(g) == "sm90" and g != "serial_sm90_t128x128x64_c2x1_pp_sauto_a8"}
 
 
 def test_a_group_alone_best_costs_the_ratio_to_the_next_best(tmp_path):
