@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from . import artifact, backends, codegen
-from .config import Config, load_config
-from .buildenv import BuildError, default_jobs, run
+from .config import Config, for_targets, load_config
+from .buildenv import ARCH_LIST_ENV, BuildError, default_jobs, run
 from .fsutil import atomic_output, cache_root, file_sha256, locked, sha256_parts, staging_root, write_if_different
 from .toolchain import NATIVE_DIR, PYCALL_LIBRARY, Toolchain, default_toolchain
 
@@ -168,6 +168,14 @@ def build(
                              "Valid ops: " + ", ".join(o.name for o in config.ops))
         config = Config(config.path, tuple(o for o in config.ops if o.name in ops), config.pruned)
     toolchain = toolchain or default_toolchain()
+    left_out: List[str] = []
+    if toolchain.arch_list:  # only the code that runs on the targets, and a manifest that says where it runs
+        config, left_out = for_targets(config, toolchain.arch_list)
+        if not config.ops:
+            raise BuildError(f"nothing in {config_path} runs on {ARCH_LIST_ENV}={';'.join(toolchain.arch_list)}",
+                             [], "\n".join(left_out),
+                             f"sm90 variants need a 9.0 target, sm80 variants any; set {ARCH_LIST_ENV} to the GPUs "
+                             "the libraries are for (e.g. '9.0'), or unset it to build each op's arch: list.")
     out_dir = Path(out_dir) if out_dir is not None else Path("build") / config.stem
     # absolute: nvcc runs in the staging directory, so a relative -o would land there
     cache = (Path(cache_dir) if cache_dir is not None else cache_root()).absolute()
@@ -182,7 +190,8 @@ def build(
 
     jobs = max(1, jobs or default_jobs().count)
     bar = Progress(len(units), enabled=progress)
-    result = BuildResult(out_dir, {}, jobs=jobs, launcher=Path(toolchain.launcher[0]).name if toolchain.launcher else "")
+    result = BuildResult(out_dir, {}, jobs=jobs, launcher=Path(toolchain.launcher[0]).name if toolchain.launcher else "",
+                         notes=[f"{ARCH_LIST_ENV}: {note}" for note in left_out])
     counter_lock = threading.Lock()
     database: List[dict] = []
 

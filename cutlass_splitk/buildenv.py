@@ -10,7 +10,8 @@ doctor``), following torch.utils.cpp_extension, CMake and FlashInfer:
 * ``CUTLASS_SPLITK_CUDA_ARCH_LIST``: ``TORCH_CUDA_ARCH_LIST`` syntax (``"8.0;9.0+PTX"``,
   ``"8.6 8.9"``, ``"Ampere"``); replaces the -gencode targets of every unit whose targets are
   all forward compatible (the sm80 backend's). Arch-specific targets (``90a``) are never
-  overridden.
+  overridden; the build leaves out what does not run on the list (config.for_targets: the sm90
+  grids without a 9.0 target, sm80 groups over a target's shared memory).
 * ``CUTLASS_SPLITK_NVCC_FLAGS`` / ``CUTLASS_SPLITK_LDFLAGS``: extra flags for every compile /
   link (shell syntax).
 * ``CUTLASS_SPLITK_COMPILER_LAUNCHER``: a command put in front of every compile (like

@@ -46,7 +46,7 @@ EPILOGUE_KEYS = ("alpha", "beta", "bias", "activation", "leaky_slope", "e_op", "
 
 E = TypeVar("E", bound=enum.Enum)
 
-__all__ = ["Config", "ConfigError", "Pruned", "Reader", "load_config", "parse_config"]
+__all__ = ["Config", "ConfigError", "Pruned", "Reader", "for_targets", "load_config", "parse_config"]
 
 
 @dataclass(frozen=True)
@@ -285,3 +285,21 @@ def load_config(path: Union[str, Path]) -> Config:
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), None, "", f"not UTF-8 text ({exc.reason})") from None
     return parse_config(text, str(path))
+
+
+def for_targets(config: Config, targets: Sequence[str]) -> Tuple[Config, List[str]]:
+    """``config`` as built for the -gencode ``targets`` of ``CUTLASS_SPLITK_CUDA_ARCH_LIST`` (parsed: ``("80",
+    "90+PTX")``) instead of each op's ``arch:`` list: each backend keeps the variants whose code runs there
+    (its ``for_targets``: no sm90 variant without a 9.0 target; the sm80 variants' archs become the targets'), and an
+    op none of whose variants is left is left out. Returns the config and notes of what was left out."""
+    ops: List[OpSpec] = []
+    notes: List[str] = []
+    for op in config.ops:
+        for backend in backends.used_by(op):
+            op, left_out = backend.for_targets(op, targets)
+            notes += left_out
+        if op.variants:
+            ops.append(op)
+        else:
+            notes.append(f"{op.name} is left out: none of its variants runs on {', '.join(targets)}")
+    return Config(config.path, tuple(ops), config.pruned), notes

@@ -12,6 +12,7 @@ What a backend's hardware accepts lives with the backend (``backends/sm80/rules.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Dict, Tuple, Union
@@ -101,6 +102,11 @@ PERMUTE_CPP: Dict[Permute, str] = {
 }
 
 Shape3 = Tuple[int, int, int]
+
+
+def target_arch(target: str) -> int:
+    """The architecture number of a -gencode target: ``"90+PTX"`` -> 90, ``"90a"`` -> 90, ``"100f"`` -> 100."""
+    return int(re.match(r"\d+", target).group())
 
 
 def warp_count(tile: Shape3, warp: Shape3) -> int:

@@ -17,7 +17,7 @@ from cks_testutil import MINIMAL_OP_YAML, fake_nvcc, MINIMAL_UNIT, MINIMAL_VARIA
 from cutlass_splitk import artifact, codegen
 from cutlass_splitk.artifact import LibraryError
 from cutlass_splitk.build import build
-from cutlass_splitk.config import ConfigError, parse_config
+from cutlass_splitk.config import ConfigError, for_targets, parse_config
 from cutlass_splitk.cudakit import Nvcc
 from cutlass_splitk.toolchain import BuildError, Cutlass, Toolchain, find_cutlass, find_nvcc
 
@@ -210,6 +210,64 @@ def test_cache_key_still_depends_on_the_flags_and_the_text(tmp_path, fake_toolch
     write_yaml(tmp_path, MINIMAL_OP_YAML, "tiny.yaml")
     assert build(config, out_dir=tmp_path / "out", toolchain=fake_toolchain, **kw).compiled == 0
     assert len(_compiles(fake_toolchain)) == 6
+
+
+# CUTLASS_SPLITK_CUDA_ARCH_LIST decides what is built, not only the -gencode flags: an op of both backends, whose
+# 7-stage sm80 group needs 112 KB of shared memory (sm_86 and sm_89 have 99 KB)
+TWO_BACKENDS_YAML = """\
+ops:
+  two_f16:
+    dtype: f16
+    arch: [80, 90]
+    variants:
+      - {tile: [[64, 64, 64]], stages: [3, 7], split_k: {serial: [1, 2]}}
+      - {backend: sm90, tile: [[128, 128, 64]], split_k: {parallel: [2, 4]}}
+"""
+SM90_LEFT_OUT = ("CUTLASS_SPLITK_CUDA_ARCH_LIST: two_f16: its sm90 variants (1) are left out: sm_90a code runs on compute "
+                 "capability 9.0 alone, which the targets do not name")
+
+
+@pytest.mark.parametrize("targets, archs, groups, notes", [
+    (("80",), [80], ["t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "t64x64x64_w32x32x64_i16x8x16_s7_a8_z1"], [SM90_LEFT_OUT]),
+    (("86",), [86], ["t64x64x64_w32x32x64_i16x8x16_s3_a8_z1"],
+     ["CUTLASS_SPLITK_CUDA_ARCH_LIST: two_f16: its sm80 group t64x64x64_w32x32x64_i16x8x16_s7_a8_z1 is left out: "
+      "shared memory 114688 B > 101376 B limit of sm_86", SM90_LEFT_OUT]),
+    (("100",), [100], ["t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "t64x64x64_w32x32x64_i16x8x16_s7_a8_z1"],
+     [SM90_LEFT_OUT]),  # a GPU newer than the shared-memory table: no smaller limit than sm_90's is known
+    (("90+PTX",), [90], ["t64x64x64_w32x32x64_i16x8x16_s3_a8_z1", "t64x64x64_w32x32x64_i16x8x16_s7_a8_z1",
+                         "sm90_t128x128x64_c1x1_coop_sauto_a8"], []),
+])
+def test_the_arch_list_decides_what_is_built_and_the_manifest_says_where_it_runs(tmp_path, fake_toolchain, targets,
+                                                                                 archs, groups, notes):
+    config = write_yaml(tmp_path, TWO_BACKENDS_YAML, "two.yaml")
+    listed = Toolchain(fake_toolchain.nvcc, FAKE_CUTLASS, arch_list=targets)
+    result = build(config, out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", jobs=1, progress=False,
+                   toolchain=listed)
+    assert [n for n in result.notes if "Python.h" not in n] == notes
+    op = result.manifest["ops"]["two_f16"]
+    expected = for_targets(parse_config(TWO_BACKENDS_YAML, str(config)), targets)[0].ops[0]
+    assert op == artifact.describe(expected)
+    assert op["archs"] == archs
+    assert sorted({v["name"].split("_", 3)[3] for v in op["variants"]}) == sorted(groups)
+    compiles = _compiles(listed)
+    assert compiles and all(f"arch=compute_{archs[0]}" in c for c in compiles)
+    assert any("sm_90a" in c for c in compiles) == any(g.startswith("sm90") for g in groups)
+
+
+def test_an_arch_list_that_nothing_runs_on_fails_before_anything_is_written(tmp_path, fake_toolchain):
+    sm90_only = "\n".join(line for line in TWO_BACKENDS_YAML.splitlines() if "stages" not in line and "arch:" not in line)
+    config = write_yaml(tmp_path, sm90_only + "\n", "two.yaml")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    listed = Toolchain(fake_toolchain.nvcc, FAKE_CUTLASS, arch_list=("80", "86"))
+    with pytest.raises(BuildError) as info:
+        build(config, out_dir=out, cache_dir=cache, progress=False, toolchain=listed)
+    assert str(info.value) == (
+        f"nothing in {config} runs on CUTLASS_SPLITK_CUDA_ARCH_LIST=80;86\ncommand: \n--- output ---\n"
+        "two_f16: its sm90 variants (1) are left out: sm_90a code runs on compute capability 9.0 alone, which the "
+        "targets do not name\ntwo_f16 is left out: none of its variants runs on 80, 86\n--- end ---\n"
+        "sm90 variants need a 9.0 target, sm80 variants any; set CUTLASS_SPLITK_CUDA_ARCH_LIST to the GPUs the "
+        "libraries are for (e.g. '9.0'), or unset it to build each op's arch: list.")
+    assert not out.exists() and not cache.exists() and not _compiles(listed)
 
 
 # --- the real build ----------------------------------------------------------------------------------------

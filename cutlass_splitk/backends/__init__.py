@@ -13,6 +13,8 @@ A backend is a module (package) providing:
   translation units (codegen.py adds the shared ``library.cu``), its groups packed by
   ``units.batches`` (each group in a C++ namespace of its own);
 * ``targets(op)`` → the -gencode targets of those units, e.g. ``("80", "90")``;
+* ``for_targets(op, targets)`` → ``(op, notes)``: ``op`` with only the variants of this backend whose code runs on
+  the -gencode ``targets`` of ``CUTLASS_SPLITK_CUDA_ARCH_LIST`` (config.for_targets), and what it left out;
 * ``UNIT_SECONDS``: a typical unit's cold compile time on two cores, by which the build starts
   the slower backends' units first (build.compile_order).
 

@@ -9,9 +9,10 @@ grid point* (the grid is a cartesian product; such points are dropped with the r
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+import dataclasses
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from ...spec import DType, KernelVariant, Layout, Shape3, warp_count
+from ...spec import Backend, DType, KernelVariant, Layout, OpSpec, Shape3, target_arch, warp_count
 
 # Largest dynamic shared memory per block (bytes) for each supported -gencode target.
 SMEM_LIMIT: Dict[int, int] = {80: 166912, 86: 101376, 89: 101376, 90: 232448}
@@ -116,3 +117,25 @@ def prune(variant: KernelVariant, dtype: DType, layout: Layout, archs: Sequence[
             return (f"tile {list(tile)} does not split evenly into {access}-element accesses "
                     f"over {threads} threads")
     return None
+
+
+def for_targets(op: OpSpec, targets: Sequence[str]) -> Tuple[OpSpec, List[str]]:
+    """``op`` as built for the -gencode ``targets`` (a parsed ``CUTLASS_SPLITK_CUDA_ARCH_LIST``, e.g. ``("80",
+    "90+PTX")``) instead of its ``arch:`` list: their architectures become its sm80 archs, which the manifest
+    records (the runtime offers the variants where that code runs), and a variant that does not fit a target's shared
+    memory is left out. Returns the op and a note for each reason a group of variants was left out."""
+    archs = tuple(sorted({target_arch(t) for t in targets}))
+    known = [a for a in archs if a in SMEM_LIMIT]  # newer GPUs: no smaller limit than sm_90's is known
+    kept: List[KernelVariant] = []
+    dropped: Dict[str, List[str]] = {}  # reason -> the groups it leaves out (both modes of a group share one)
+    for v in op.variants:
+        reason = prune(v, op.dtype, op.layout, known) if v.backend is Backend.SM80 and known else None
+        if reason:
+            groups = dropped.setdefault(reason, [])
+            groups += [] if v.group in groups else [v.group]
+        else:
+            kept.append(v)
+    notes = [f"{op.name}: its sm80 group{'s' * (len(groups) > 1)} {', '.join(groups)} "
+             f"{'are' if len(groups) > 1 else 'is'} left out: {reason}" for reason, groups in dropped.items()]
+    return dataclasses.replace(op, archs=archs if any(v.backend is Backend.SM80 for v in kept) else (),
+                               variants=tuple(kept)), notes

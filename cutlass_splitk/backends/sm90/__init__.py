@@ -5,17 +5,19 @@ the finished f32 sum) and parallel split-K (a batched f32 partial GEMM + the sha
 reduction kernel).
 
 The backend contract (see ``cutlass_splitk/backends/__init__.py``): ``NAME``,
-``TEMPLATE_DIR``, ``SUPPORTED_ARCHS``, ``DEFAULT_ARCHS``, ``parse_grid``, ``render_units`` and
-``targets``.
+``TEMPLATE_DIR``, ``SUPPORTED_ARCHS``, ``DEFAULT_ARCHS``, ``parse_grid``, ``render_units``, ``targets`` and
+``for_targets``.
 """
 
 from .codegen import TEMPLATE_DIR, render_units, targets
 from .grid import parse_grid
+from .rules import for_targets
 
 NAME = "sm90"
 UNIT_SECONDS = 90.0  # 35-125 s (session 41, BENCHMARKS.md)
 SUPPORTED_ARCHS = (90,)
 DEFAULT_ARCHS = (90,)
 
-__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "parse_grid", "render_units", "targets",
+__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "for_targets", "parse_grid", "render_units",
+           "targets",
            "UNIT_SECONDS"]

@@ -8,9 +8,11 @@ with the reason (``cutlass-splitk list --why``). The messages are part of the in
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import dataclasses
+from typing import List, Optional, Sequence, Tuple
 
-from ...spec import DTYPE_BYTES, DType, EOp, EpilogueSpec, KernelVariant, Permute, Schedule, Shape3, SplitMode
+from ...spec import (DTYPE_BYTES, Backend, DType, EOp, EpilogueSpec, KernelVariant, OpSpec, Permute, Schedule, Shape3,
+                     SplitMode, target_arch)
 
 TARGETS: Tuple[str, ...] = ("90a",)  # wgmma and setmaxnreg exist only in the arch-specific target
 SMEM_LIMIT = 232448  # bytes of dynamic shared memory per block on sm_90
@@ -126,3 +128,15 @@ def prune(variant: KernelVariant, dtype: DType, epilogue: EpilogueSpec) -> Optio
         what = f"{p.stages} stages" if p.stages else "2 stages"
         return f"shared memory {need} B ({what} + epilogue) > {SMEM_LIMIT} B limit of sm_90"
     return None
+
+
+def for_targets(op: OpSpec, targets: Sequence[str]) -> Tuple[OpSpec, List[str]]:
+    """``op`` as built for the -gencode ``targets`` (a parsed ``CUTLASS_SPLITK_CUDA_ARCH_LIST``): its sm90 variants are
+    sm_90a code, which runs on compute capability 9.0 alone, so they are left out unless a target is 9.0. Returns the
+    op and a note of what was left out."""
+    if any(target_arch(t) == 90 for t in targets):
+        return op, []
+    kept = tuple(v for v in op.variants if v.backend is not Backend.SM90)
+    return dataclasses.replace(op, variants=kept), [
+        f"{op.name}: its sm90 variants ({len(op.variants) - len(kept)}) are left out: sm_90a code runs on compute "
+        "capability 9.0 alone, which the targets do not name"]
