@@ -7,6 +7,10 @@
 #            cubins it ships rather than through the PTX JIT
 # Carry build/default (the chain op f16 built here from the branch, ~6 MB) for `ops held80w held80b`; fuzz needs
 # .cutlass_slim carried and CUTLASS_PATH=$PWD/.cutlass_slim.
+# Not run (session 52: thirteen calls found no device machine, then loans paused). From branch sm80-window: build
+# the chain op here (`cutlass-splitk build configs/default.yaml -o build/default --op bias_gelu_mul_permute_f16`),
+# then `CUTLASS_PATH=$PWD/.cutlass_slim bash benchmarks/device_s52.sh ops held80w held80b fuzz` carrying build/default
+# and .cutlass_slim (~300 s estimated). Merge the branch if the op tests pass and held80b's heur/best holds.
 source benchmarks/device_lib.sh  # the run's setup, common_phase
 fuzz_seed=20265201
 held80=(8,4096,2048 16,5120,1024 24,11008,2048 32,8192,1024 40,6144,3072 48,4096,1536 56,14336,1024 64,7168,2048
