@@ -14,6 +14,5 @@ from .rules import DEFAULT_ARCHS, SUPPORTED_ARCHS, for_targets
 NAME = "sm80"
 UNIT_SECONDS = 28.0  # 23-33 s (session 41, BENCHMARKS.md)
 
-__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "for_targets", "parse_grid", "render_units",
-           "targets",
-           "UNIT_SECONDS"]
+__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "UNIT_SECONDS", "for_targets", "parse_grid",
+           "render_units", "targets"]

@@ -18,6 +18,5 @@ UNIT_SECONDS = 90.0  # 35-125 s (session 41, BENCHMARKS.md)
 SUPPORTED_ARCHS = (90,)
 DEFAULT_ARCHS = (90,)
 
-__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "for_targets", "parse_grid", "render_units",
-           "targets",
-           "UNIT_SECONDS"]
+__all__ = ["DEFAULT_ARCHS", "NAME", "SUPPORTED_ARCHS", "TEMPLATE_DIR", "UNIT_SECONDS", "for_targets", "parse_grid",
+           "render_units", "targets"]
