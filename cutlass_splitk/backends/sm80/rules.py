@@ -130,11 +130,10 @@ def for_targets(op: OpSpec, targets: Sequence[str]) -> Tuple[OpSpec, List[str]]:
     dropped: Dict[str, List[str]] = {}  # reason -> the groups it leaves out (both modes of a group share one)
     for v in op.variants:
         reason = prune(v, op.dtype, op.layout, known) if v.backend is Backend.SM80 and known else None
-        if reason:
-            groups = dropped.setdefault(reason, [])
-            groups += [] if v.group in groups else [v.group]
-        else:
+        if not reason:
             kept.append(v)
+        elif v.group not in dropped.setdefault(reason, []):
+            dropped[reason].append(v.group)
     notes = [f"{op.name}: its sm80 group{'s' * (len(groups) > 1)} {', '.join(groups)} "
              f"{'are' if len(groups) > 1 else 'is'} left out: {reason}" for reason, groups in dropped.items()]
     return dataclasses.replace(op, archs=archs if any(v.backend is Backend.SM80 for v in kept) else (),
